@@ -1,0 +1,294 @@
+"""The catalog: one :class:`TaskCard` per registered environment id.
+
+A card says what a benchmark user needs before running anything: the paper and
+family, whether the env is single- or multi-agent, the primary metric and its
+direction, the cost counters the env meters, the budget tiers, the optional
+extra it needs, the agents that apply, and the normalisation references the
+leaderboard uses (random baseline = 0, the family's reference = 1).
+
+Nothing here imports an environment: cards are plain data, so the catalog lists
+every family even when its extra is not installed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib.util
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+
+TIERS: tuple[str, ...] = ("smoke", "standard", "full")
+
+# extra name -> import names that must be importable for the extra to count as installed
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "rl": ("stable_baselines3", "torch"),
+    "chem": ("rdkit", "sklearn"),
+    "dock": ("dockstring", "openbabel", "rdkit"),
+    "craft": ("crafter",),
+    "craftax": ("craftax", "jax"),
+    "sketch": ("datasketches",),
+    "fair": ("sklearn",),
+    "games": ("networkx",),
+    "arena": ("PIL", "choix", "skimage"),
+    "report": ("matplotlib", "pyarrow"),
+    "ray": ("ray",),
+    "postgres": ("psycopg",),
+    "minerl": ("minerl",),
+}
+
+
+class MissingExtraError(ImportError):
+    """An environment or agent needs an optional extra that is not installed."""
+
+    def __init__(self, extra: str, what: str = "this feature", missing: str | None = None):
+        self.extra = extra
+        pkg = f" ({missing} is not installed)" if missing else ""
+        super().__init__(
+            f"{what} needs the optional extra [{extra}]{pkg}. "
+            f'Install it with: pip install "icmlgym[{extra}]"'
+        )
+
+
+def extra_installed(extra: str | None) -> bool:
+    """Whether every module of an extra can be imported (without importing it)."""
+    if extra is None:
+        return True
+    if extra not in EXTRAS:
+        raise KeyError(f"unknown extra {extra!r}; known extras: {sorted(EXTRAS)}")
+    return all(importlib.util.find_spec(m) is not None for m in EXTRAS[extra])
+
+
+def require_extra(extra: str, what: str = "this feature") -> None:
+    """Raise :class:`MissingExtraError` naming the pip command if ``extra`` is missing."""
+    for module in EXTRAS[extra]:
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError(extra, what, module)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """What a budget tier means for one env.
+
+    Attributes:
+        episodes: evaluation episodes per seed.
+        max_steps: the runner truncates an episode after this many steps (None: the env's own end).
+        env_kwargs: keyword arguments the tier passes to the env (horizon, library size, ...).
+        train_steps: the budget handed to ``agent.train(env, budget)`` for agents that train.
+        seeds: the number of seeds the leaderboard expects for an entry at this tier.
+    """
+
+    episodes: int = 1
+    max_steps: int | None = None
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    train_steps: int = 0
+    seeds: int = 3
+
+
+@dataclass(frozen=True)
+class TaskCard:
+    """Metadata of one registered environment id."""
+
+    id: str
+    family: str
+    paper: str
+    entry_point: str
+    kind: Literal["single", "multi"] = "single"
+    primary_metric: str = "return"
+    direction: Literal["max", "min"] = "max"
+    cost_units: tuple[str, ...] = ("env_steps",)
+    tiers: dict[str, Tier] = field(default_factory=lambda: {t: Tier() for t in TIERS})
+    extra: str | None = None
+    reference_agent: str | None = None
+    baselines: tuple[str, ...] = ()
+    # tier -> (random baseline score, reference score) of the primary metric
+    score_refs: dict[str, tuple[float, float]] = field(default_factory=dict)
+    suites: tuple[str, ...] = ()
+    description: str = ""
+    default_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def installed(self) -> bool:
+        return extra_installed(self.extra)
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """The reference agent followed by the baselines that apply to this env."""
+        ref = (self.reference_agent,) if self.reference_agent else ()
+        return ref + tuple(b for b in self.baselines if b != self.reference_agent)
+
+    def tier(self, name: str) -> Tier:
+        if name not in self.tiers:
+            raise ValueError(f"{self.id} has no tier {name!r}; tiers: {list(self.tiers)}")
+        return self.tiers[name]
+
+    def normalise(self, value: float, tier: str) -> float | None:
+        """(value - random) / (reference - random), or None where no references are defined."""
+        refs = self.score_refs.get(tier)
+        if refs is None or refs[1] == refs[0]:
+            return None
+        lo, hi = refs
+        return (value - lo) / (hi - lo)
+
+    def to_row(self) -> dict[str, Any]:
+        tiers = {
+            name: f"{t.episodes} ep x {t.max_steps or 'env'} steps"
+            + (f", {t.env_kwargs}" if t.env_kwargs else "")
+            for name, t in self.tiers.items()
+        }
+        return {
+            "id": self.id,
+            "family": self.family,
+            "paper": self.paper,
+            "kind": self.kind,
+            "primary_metric": self.primary_metric,
+            "direction": self.direction,
+            "cost_units": ", ".join(self.cost_units),
+            **{f"tier_{k}": v for k, v in tiers.items()},
+            "extra": self.extra or "",
+            "installed": self.installed,
+            "reference_agent": self.reference_agent or "",
+            "baselines": ", ".join(self.baselines),
+        }
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """A shipped agent: where its class lives and what it is (data only; nothing is imported)."""
+
+    entry_point: str  # "module:Class"
+    kind: Literal["reference", "baseline"] = "baseline"
+    description: str = ""
+    extra: str | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)  # default constructor arguments
+
+
+# shipped agent name -> AgentInfo; families add theirs through their AGENTS dict
+AGENTS: dict[str, AgentInfo] = {
+    "random": AgentInfo(
+        "icmlgym.baselines.generic:RandomAgent",
+        description="samples the action space with the agent's own seed (any env)",
+    ),
+    "epsilon-greedy": AgentInfo(
+        "icmlgym.baselines.generic:EpsilonGreedyAgent",
+        description="epsilon-greedy over the actions of a Discrete space (sample means of reward)",
+    ),
+    "ucb1": AgentInfo(
+        "icmlgym.baselines.generic:UCB1Agent",
+        description="UCB1 (Auer et al. 2002) over the actions of a Discrete space",
+    ),
+    "sb3-ppo": AgentInfo(
+        "icmlgym.agents.sb3:PPOAgent", extra="rl", description="stable-baselines3 PPO: train, then act with predict"
+    ),
+    "sb3-a2c": AgentInfo(
+        "icmlgym.agents.sb3:A2CAgent", extra="rl", description="stable-baselines3 A2C: train, then act with predict"
+    ),
+    "sb3-dqn": AgentInfo(
+        "icmlgym.agents.sb3:DQNAgent", extra="rl", description="stable-baselines3 DQN (Discrete actions only)"
+    ),
+}
+
+_CARDS: dict[str, TaskCard] = {}
+# suite name -> list of (env id, env kwargs)
+_SUITES: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+
+
+def add_card(card: TaskCard) -> None:
+    """Put a card in the catalog (registration with Gymnasium/PettingZoo is done by ``icmlgym.envs``)."""
+    if not card.id.startswith("icmlgym/"):
+        raise ValueError(f"env ids live in the icmlgym namespace, got {card.id!r}")
+    missing = [t for t in TIERS if t not in card.tiers]
+    if missing:
+        raise ValueError(f"{card.id}: every card defines the tiers {TIERS}; missing {missing}")
+    _CARDS[card.id] = card
+    for suite in card.suites:
+        add_to_suite(suite, card.id)
+
+
+def add_to_suite(suite: str, env_id: str, env_kwargs: dict[str, Any] | None = None) -> None:
+    entry = (env_id, dict(env_kwargs or {}))
+    members = _SUITES.setdefault(suite, [])
+    if entry not in members:
+        members.append(entry)
+
+
+def suites() -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """Every suite: name -> [(env id, env kwargs)]. ``all`` holds every env with its defaults."""
+    out = {name: list(members) for name, members in _SUITES.items()}
+    out["all"] = [(i, {}) for i in sorted(_CARDS)]
+    out["installed"] = [(i, {}) for i in sorted(_CARDS) if _CARDS[i].installed]
+    return out
+
+
+def suite(name: str) -> list[tuple[str, dict[str, Any]]]:
+    known = suites()
+    if name not in known:
+        raise KeyError(f"unknown suite {name!r}{_did_you_mean(name, known)}; suites: {sorted(known)}")
+    return known[name]
+
+
+def _did_you_mean(name: str, candidates) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.5)
+    return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+
+
+class UnknownEnvError(KeyError):
+    """An env id that is not in the catalog."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; show it plainly
+        return str(self.args[0])
+
+
+def card(env_id: str) -> TaskCard:
+    """The card of ``env_id``; an unknown id raises with close matches (as Gymnasium does)."""
+    if env_id in _CARDS:
+        return _CARDS[env_id]
+    if not env_id.startswith("icmlgym/") and f"icmlgym/{env_id}" in _CARDS:
+        return _CARDS[f"icmlgym/{env_id}"]
+    raise UnknownEnvError(
+        f"no environment {env_id!r} in icmlgym{_did_you_mean(env_id, _CARDS)}; "
+        f"run `icmlgym list` for all ids"
+    )
+
+
+def cards() -> list[TaskCard]:
+    return [_CARDS[k] for k in sorted(_CARDS)]
+
+
+def tasks() -> pd.DataFrame:
+    """The catalog as a DataFrame, one row per env id."""
+    return pd.DataFrame([c.to_row() for c in cards()])
+
+
+def canonical_json(obj: Any) -> str:
+    """Stable JSON for hashing (sorted keys, numpy scalars as Python numbers)."""
+    return json.dumps(obj, sort_keys=True, default=_json_default, separators=(",", ":"))
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "item"):
+        return o.item()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    return repr(o)
+
+
+def short_hash(obj: Any, n: int = 12) -> str:
+    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:n]
+
+
+def task_label(env_id: str, env_kwargs: dict[str, Any] | None = None) -> str:
+    """How the leaderboard names a task: the id, plus the user's kwargs when there are any."""
+    if not env_kwargs:
+        return env_id
+    inner = ",".join(f"{k}={env_kwargs[k]}" for k in sorted(env_kwargs))
+    return f"{env_id}[{inner}]"
+
+
+def card_dict(c: TaskCard) -> dict[str, Any]:
+    return json.loads(canonical_json(asdict(c)))

@@ -1,0 +1,36 @@
+"""Bandit-v0: a K-armed Bernoulli bandit, the smallest worked example of the conventions."""
+
+from icmlgym.catalog import AgentInfo, TaskCard, Tier
+
+CARDS = [
+    TaskCard(
+        id="icmlgym/Bandit-v0",
+        family="bandit",
+        paper="(worked example) Auer, Cesa-Bianchi & Fischer 2002, Finite-time analysis of the multiarmed bandit problem",
+        entry_point="icmlgym.envs.bandit.bernoulli_bandit:BernoulliBanditEnv",
+        kind="single",
+        primary_metric="pseudo_regret",
+        direction="min",
+        cost_units=("env_steps",),
+        tiers={
+            "smoke": Tier(episodes=2, env_kwargs={"horizon": 1000}, train_steps=2000, seeds=3),
+            "standard": Tier(episodes=5, env_kwargs={"horizon": 10_000}, train_steps=20_000, seeds=5),
+            "full": Tier(episodes=10, env_kwargs={"horizon": 100_000}, train_steps=200_000, seeds=10),
+        },
+        reference_agent="bandit-thompson",
+        baselines=("ucb1", "epsilon-greedy", "random"),
+        # random: horizon * mean gap of the default instance; reference: Thompson sampling,
+        # measured with `python benchmarks/bandit_refs.py` (mean over 20 seeds)
+        score_refs={},
+        suites=("smoke", "bandits"),
+        description="10-armed Bernoulli bandit, cumulative pseudo-regret",
+    )
+]
+
+AGENTS = {
+    "bandit-thompson": AgentInfo(
+        "icmlgym.baselines.bandit:BernoulliThompsonAgent",
+        kind="reference",
+        description="Thompson sampling with Beta(1, 1) priors (Bernoulli rewards)",
+    ),
+}

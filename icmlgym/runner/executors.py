@@ -1,0 +1,155 @@
+"""Executors: where runs execute. In process, or one worker process per run on a local pool.
+
+Each executor's ``imap(tasks)`` yields a :class:`RunRecord` per task as runs
+finish (not in task order). A run that raises is recorded as ``failed``; in the
+process executor a run past its timeout is killed and recorded as ``timeout``,
+and a worker that dies (segfault, out of memory) is recorded as ``failed`` with
+its exit code. The other runs go on either way.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from collections import deque
+from multiprocessing.connection import wait
+from typing import Iterable, Iterator
+
+from icmlgym.runner.loop import RunTask, execute, failed_record
+from icmlgym.runner.record import RunRecord
+
+EXECUTORS = ("inprocess", "process", "ray")
+
+
+class InProcessExecutor:
+    """Runs tasks one after another in this process (no timeout: use ``process`` for that)."""
+
+    name = "inprocess"
+
+    def __init__(self, **_: object) -> None:
+        pass
+
+    def imap(self, tasks: Iterable[RunTask]) -> Iterator[RunRecord]:
+        for task in tasks:
+            yield execute(task)
+
+
+def _child(conn, task: RunTask, memory_limit_mb: int | None) -> None:
+    if memory_limit_mb:
+        import resource
+
+        limit = int(memory_limit_mb) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        record = execute(task)
+        conn.send(record.to_dict())
+    except MemoryError:
+        conn.send({"__error__": f"MemoryError: the run exceeded its memory limit of {memory_limit_mb} MB"})
+    except BaseException as err:  # noqa: BLE001
+        try:
+            conn.send({"__error__": f"{type(err).__name__}: {err}"})
+        except Exception:
+            pass
+    finally:
+        conn.close()
+
+
+_CTX = None
+
+
+def _context():
+    """A forkserver context that preloads icmlgym, so each worker starts in milliseconds
+    without inheriting the parent's threads (fork + torch/JAX threads can deadlock)."""
+    global _CTX
+    if _CTX is None:
+        if "forkserver" in mp.get_all_start_methods():
+            ctx = mp.get_context("forkserver")
+            ctx.set_forkserver_preload(["icmlgym.runner.loop"])
+        else:
+            ctx = mp.get_context("spawn")
+        _CTX = ctx
+    return _CTX
+
+
+class ProcessExecutor:
+    """One fresh worker process per run, at most ``workers`` at a time, each with a timeout.
+
+    Args:
+        workers: concurrent worker processes (default: the number of cores).
+        timeout: seconds a run may take before it is killed and recorded as ``timeout``.
+        memory_limit_mb: address-space limit of each worker (``failed`` with a MemoryError past it).
+    """
+
+    name = "process"
+
+    def __init__(self, workers: int | None = None, timeout: float | None = None, memory_limit_mb: int | None = None, **_: object) -> None:
+        self.workers = max(1, int(workers or os.cpu_count() or 1))
+        self.timeout = timeout
+        self.memory_limit_mb = memory_limit_mb
+
+    def imap(self, tasks: Iterable[RunTask]) -> Iterator[RunRecord]:
+        ctx = _context()
+        pending = deque(tasks)
+        running: dict = {}  # sentinel -> (process, conn, task, start)
+        try:
+            while pending or running:
+                while pending and len(running) < self.workers:
+                    task = pending.popleft()
+                    recv, send = ctx.Pipe(duplex=False)
+                    proc = ctx.Process(target=_child, args=(send, task, self.memory_limit_mb), daemon=True)
+                    proc.start()
+                    send.close()
+                    running[proc.sentinel] = (proc, recv, task, time.monotonic())
+                wait_for = None
+                if self.timeout is not None:
+                    now = time.monotonic()
+                    wait_for = max(0.0, min(start + self.timeout - now for _, _, _, start in running.values()))
+                ready = wait([r for _, r, _, _ in running.values()] + list(running), timeout=wait_for)
+                for key in list(running):
+                    proc, recv, task, start = running[key]
+                    elapsed = time.monotonic() - start
+                    message = None
+                    if recv in ready or key in ready:
+                        try:
+                            if recv.poll():
+                                message = recv.recv()
+                        except (EOFError, OSError):
+                            message = None
+                        if message is None and proc.is_alive():
+                            continue  # pipe woke without data; the sentinel will follow
+                        proc.join(timeout=5)
+                        del running[key]
+                        recv.close()
+                        if message is None:
+                            code = proc.exitcode
+                            why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+                            yield failed_record(task, "failed", f"worker process died ({why}) before reporting a result", elapsed)
+                        elif "__error__" in message:
+                            yield failed_record(task, "failed", message["__error__"], elapsed)
+                        else:
+                            yield RunRecord.from_dict(message)
+                    elif self.timeout is not None and elapsed >= self.timeout:
+                        proc.kill()
+                        proc.join(timeout=5)
+                        del running[key]
+                        recv.close()
+                        yield failed_record(task, "timeout", f"run exceeded its timeout of {self.timeout:g} s and was killed", elapsed)
+        finally:
+            for proc, recv, _, _ in running.values():
+                proc.kill()
+                proc.join(timeout=5)
+                recv.close()
+
+
+def get_executor(name: str, **kwargs: object):
+    """An executor by name: ``inprocess``, ``process`` or ``ray`` (extra ``[ray]``)."""
+    if name == "inprocess":
+        return InProcessExecutor(**kwargs)
+    if name == "process":
+        return ProcessExecutor(**kwargs)
+    if name == "ray":
+        from icmlgym.runner.ray_executor import RayExecutor
+
+        return RayExecutor(**kwargs)
+    raise ValueError(f"unknown executor {name!r}; choose one of {EXECUTORS}")

@@ -1,0 +1,246 @@
+"""The episode loop: one run = one (env, agent, seed, tier), several evaluation episodes.
+
+Seeding is explicit so that a run's metrics are identical bit for bit wherever
+it executes (in process, in a worker process, on a Ray worker): episode ``e`` of
+seed ``s`` resets the env with ``episode_seed(s, e, "env")`` and the agent with
+``episode_seed(s, e, "agent")``; training gets ``episode_seed(s, -1, ...)``.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from icmlgym.agents.loading import LoadedAgent, load_agent
+from icmlgym.agents.multi import DictAgent
+from icmlgym.agents.protocol import AgentSpec
+from icmlgym.catalog import TaskCard, card, short_hash
+from icmlgym.envs import make, register_all
+from icmlgym.runner import provenance
+from icmlgym.runner.record import EpisodeRecord, RunRecord
+
+_STREAMS = {"env": 0, "agent": 1, "train": 2}
+
+
+def episode_seed(seed: int, episode: int, stream: str) -> int:
+    """A 31-bit seed for one stream of one episode, derived from the run seed."""
+    ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, episode + 1, _STREAMS[stream]])
+    return int(ss.generate_state(1, dtype=np.uint32)[0] >> 1)
+
+
+@dataclass
+class RunTask:
+    """Everything a worker needs to execute one run (picklable when ``agent`` is a string)."""
+
+    env_id: str
+    agent: Any
+    seed: int
+    tier: str = "smoke"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    agent_kwargs: dict[str, Any] = field(default_factory=dict)
+    episodes: int | None = None  # overrides the tier's episode count
+    device: str = "cpu"
+    suite: str = ""
+
+    def key_fields(self, loaded: LoadedAgent) -> tuple:
+        return (self.env_id, self.env_kwargs, self.tier, loaded.name, loaded.source_hash, self.seed)
+
+
+def _env_kwargs(c: TaskCard, task: RunTask) -> dict[str, Any]:
+    return {**c.tier(task.tier).env_kwargs, **task.env_kwargs}
+
+
+def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
+    spec = getattr(env, "spec", None)
+    out: dict[str, Any] = {"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point}
+    if spec is not None and hasattr(spec, "max_episode_steps"):
+        out["max_episode_steps"] = spec.max_episode_steps
+    return out
+
+
+def base_record(task: RunTask, loaded: LoadedAgent | None, agent_name: str | None = None) -> RunRecord:
+    c = card(task.env_id)
+    kwargs = _env_kwargs(c, task)
+    return RunRecord(
+        env_id=c.id,
+        agent_name=loaded.name if loaded else (agent_name or str(task.agent)),
+        seed=int(task.seed),
+        tier=task.tier,
+        env_kwargs=dict(task.env_kwargs),
+        env_spec={"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point},
+        agent_entry_point=loaded.entry_point if loaded else str(task.agent),
+        agent_source_hash=loaded.source_hash if loaded else "",
+        agent_kwargs=dict(task.agent_kwargs),
+        hardware=provenance.hardware(),
+        versions=provenance.versions(),
+        git_commit=provenance.git_commit(),
+        suite=task.suite,
+        device={"requested": task.device, "type": "cpu", "name": provenance.cpu_model()},
+    )
+
+
+def _add_cost(total: dict[str, float], cost: dict[str, Any]) -> None:
+    for k, v in cost.items():
+        total[k] = total.get(k, 0.0) + float(v)
+
+
+def _single_episode(env, agent, spec: AgentSpec, task: RunTask, ep: int, max_steps: int | None) -> EpisodeRecord:
+    t0 = time.perf_counter()
+    agent.reset(episode_seed(task.seed, ep, "agent"), spec)
+    obs, info = env.reset(seed=episode_seed(task.seed, ep, "env"))
+    ret = 0.0
+    steps = 0
+    act, update, step = agent.act, agent.update, env.step
+    while True:
+        action = act(obs, info)
+        next_obs, reward, terminated, truncated, info = step(action)
+        steps += 1
+        if max_steps is not None and steps >= max_steps:
+            truncated = True
+        update(obs, action, reward, next_obs, terminated, truncated, info)
+        ret += float(reward)
+        obs = next_obs
+        if terminated or truncated:
+            break
+    cost = {k: float(v) for k, v in info.get("cost", {}).items()}
+    cost.setdefault("env_steps", float(steps))
+    metrics = {k: float(v) for k, v in info.get("metrics", {}).items() if np.isscalar(v) or np.ndim(v) == 0}
+    return EpisodeRecord(ep, ret, steps, metrics, cost, time.perf_counter() - t0)
+
+
+def _multi_episode(env, agent, specs: dict[str, AgentSpec], task: RunTask, ep: int, max_steps: int | None) -> EpisodeRecord:
+    t0 = time.perf_counter()
+    agent.reset(episode_seed(task.seed, ep, "agent"), specs)
+    obs, infos = env.reset(seed=episode_seed(task.seed, ep, "env"))
+    ret = 0.0
+    steps = 0
+    last_infos = infos
+    while env.agents:
+        actions = agent.act(obs, infos)
+        next_obs, rewards, terms, truncs, infos = env.step(actions)
+        steps += 1
+        if max_steps is not None and steps >= max_steps:
+            truncs = {a: True for a in truncs}
+        agent.update(obs, actions, rewards, next_obs, terms, truncs, infos)
+        ret += float(sum(rewards.values()))
+        obs = next_obs
+        if infos:
+            last_infos = infos
+        if all(terms.get(a, False) or truncs.get(a, False) for a in actions):
+            break
+    first = next(iter(last_infos.values()), {}) if last_infos else {}
+    cost = {k: float(v) for k, v in first.get("cost", {}).items()}
+    cost.setdefault("env_steps", float(steps))
+    metrics = {k: float(v) for k, v in first.get("metrics", {}).items() if np.isscalar(v) or np.ndim(v) == 0}
+    return EpisodeRecord(ep, ret, steps, metrics, cost, time.perf_counter() - t0)
+
+
+def execute(task: RunTask) -> RunRecord:
+    """Run one task and return its record. Never raises for the agent's or env's errors:
+    they become a record with ``status="failed"`` and the traceback as ``error``."""
+    register_all()
+    t_start = time.perf_counter()
+    loaded: LoadedAgent | None = None
+    record: RunRecord | None = None
+    env = None
+    try:
+        c = card(task.env_id)
+        loaded = load_agent(task.agent, **task.agent_kwargs)
+        record = base_record(task, loaded)
+        tier = c.tier(task.tier)
+        kwargs = _env_kwargs(c, task)
+        env = make(c.id, **kwargs)
+        record.env_spec = _spec_dict(c, env, kwargs)
+        n_episodes = task.episodes if task.episodes is not None else tier.episodes
+        agent = loaded()
+        if c.kind == "multi":
+            if not getattr(agent, "multi_agent", False):
+                agent = DictAgent(lambda: loaded())
+            specs = {
+                a: AgentSpec(c.id, env.observation_space(a), env.action_space(a), c, kwargs, task.tier, 0, a, task.device)
+                for a in env.possible_agents
+            }
+        else:
+            spec = AgentSpec(c.id, env.observation_space, env.action_space, c, kwargs, task.tier, 0, None, task.device)
+        if callable(getattr(agent, "train", None)):
+            t0 = time.perf_counter()
+            train_env = make(c.id, **kwargs)
+            try:
+                if c.kind == "multi":
+                    agent.reset(episode_seed(task.seed, -1, "agent"), specs)
+                else:
+                    agent.reset(episode_seed(task.seed, -1, "agent"), spec)
+                if c.kind == "single":
+                    train_env.reset(seed=episode_seed(task.seed, -1, "train"))
+                    train_env.action_space.seed(episode_seed(task.seed, -1, "train"))
+                agent.train(train_env, tier.train_steps)
+            finally:
+                train_env.close()
+            record.train_wall_time = time.perf_counter() - t0
+        for ep in range(n_episodes):
+            if c.kind == "multi":
+                for s in specs.values():
+                    s.episode = ep
+                record.episodes.append(_multi_episode(env, agent, specs, task, ep, tier.max_steps))
+            else:
+                spec.episode = ep
+                record.episodes.append(_single_episode(env, agent, spec, task, ep, tier.max_steps))
+        for e in record.episodes:
+            _add_cost(record.cost, e.cost)
+        record.device = provenance.device_info(task.device)
+        # a GPU the agent used shows up in the hardware too (torch may be imported only by now)
+        record.hardware = {**record.hardware, "gpu": provenance.gpu_name()}
+    except BaseException as err:  # noqa: BLE001 - every failure becomes a record
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        if record is None:
+            record = base_record(task, loaded, agent_name=_agent_label(task))
+        record.status = "failed"
+        record.error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
+    finally:
+        if env is not None:
+            try:
+                env.close()
+            except Exception:
+                pass
+    record.wall_time = time.perf_counter() - t_start
+    return record
+
+
+def _agent_label(task: RunTask) -> str:
+    a = task.agent
+    if isinstance(a, str):
+        return a
+    if isinstance(a, LoadedAgent):
+        return a.name
+    return getattr(a, "name", "") or getattr(a, "__name__", "") or type(a).__name__
+
+
+def failed_record(task: RunTask, status: str, error: str, wall_time: float = 0.0) -> RunRecord:
+    """A record for a run whose worker timed out or died before it could report.
+
+    The agent is not loaded here: loading it may be what hung or crashed."""
+    rec = base_record(task, None, agent_name=_agent_label(task))
+    rec.status = status
+    rec.error = error
+    rec.wall_time = wall_time
+    return rec
+
+
+def task_key(task: RunTask) -> str:
+    """The run key of a task without running it (for resuming sweeps)."""
+    from icmlgym.runner.record import run_key
+
+    try:
+        loaded = load_agent(task.agent, **task.agent_kwargs)
+        name, src = loaded.name, loaded.source_hash
+    except Exception:
+        name, src = _agent_label(task), ""
+    return run_key(card(task.env_id).id, task.env_kwargs, task.tier, name, src, task.seed, task.agent_kwargs)
+
+
+__all__ = ["RunTask", "episode_seed", "execute", "failed_record", "task_key", "short_hash"]

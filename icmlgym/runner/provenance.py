@@ -1,0 +1,109 @@
+"""Provenance for run records: hardware, device, package versions, git commit."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+PACKAGES = (
+    "icmlgym", "gymnasium", "pettingzoo", "numpy", "pandas", "scipy", "torch", "stable-baselines3",
+    "rdkit", "scikit-learn", "crafter", "craftax", "jax", "datasketches", "networkx", "pillow", "ray",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def _nvidia_gpus() -> list[str]:
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in out.stdout.splitlines() if line.strip()]
+
+
+def gpu_name() -> str | None:
+    """The first CUDA GPU torch sees (if torch is loaded), else what nvidia-smi lists, else None."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            if torch.cuda.is_available():
+                return torch.cuda.get_device_name(0)
+        except Exception:  # a broken CUDA setup must not fail a run
+            pass
+    gpus = _nvidia_gpus()
+    return gpus[0].split(",")[0].strip() if gpus else None
+
+
+@functools.lru_cache(maxsize=1)
+def hardware() -> dict[str, Any]:
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count() or 0,
+        "gpu": gpu_name(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def device_info(requested: str = "cpu") -> dict[str, Any]:
+    """The device an agent actually used: torch's view if torch is loaded, else the CPU."""
+    torch = sys.modules.get("torch")
+    info: dict[str, Any] = {"requested": requested, "type": "cpu", "name": cpu_model()}
+    if torch is not None:
+        info["torch"] = getattr(torch, "__version__", "")
+        try:
+            if requested.startswith("cuda") and torch.cuda.is_available():
+                idx = torch.cuda.current_device()
+                info.update(type="cuda", name=torch.cuda.get_device_name(idx), cuda=torch.version.cuda)
+                gpus = _nvidia_gpus()
+                if gpus and "," in gpus[0]:
+                    info["driver"] = gpus[0].split(",")[1].strip()
+        except Exception:
+            pass
+    return info
+
+
+@functools.lru_cache(maxsize=1)
+def versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    out["python"] = platform.python_version()
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit() -> str:
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        return ""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
