@@ -1,0 +1,68 @@
+"""Fair linear bandits: Nash and p-means regret (FairLinBandit, ICML 2026; LinNash, NeurIPS 2023)."""
+
+from icmlgym.catalog import AgentInfo, TaskCard, Tier
+
+CARDS = [
+    TaskCard(
+        id="icmlgym/FairLinearBandit-v0",
+        family="fairbandit",
+        paper="Sarkar, Pandey & Ray Chowdhury, Improved Algorithms for Nash Welfare in Linear Bandits (ICML 2026, arXiv 2601.22969)",
+        entry_point="icmlgym.envs.fairbandit.fair_linear_bandit:FairLinearBanditEnv",
+        kind="single",
+        primary_metric="nash_regret",
+        direction="min",
+        cost_units=("env_steps",),
+        tiers={
+            "smoke": Tier(episodes=1, env_kwargs={"horizon": 2000, "n_arms": 50, "dim": 5}, seeds=3),
+            "standard": Tier(episodes=1, env_kwargs={"horizon": 10_000, "n_arms": 100, "dim": 10}, seeds=5),
+            "full": Tier(episodes=1, env_kwargs={"horizon": 10_000, "n_arms": 1000, "dim": 10}, seeds=10),
+        },
+        extra=None,  # the synthetic default needs numpy only; data instances call require_extra("fair")
+        reference_agent="fairbandit-fairlin-pe",
+        baselines=(
+            "fairbandit-fairlin-ucb",
+            "fairbandit-linnash",
+            "fairbandit-linucb",
+            "fairbandit-lints",
+            "fairbandit-pe",
+            "fairbandit-etc",
+            "random",
+        ),
+        score_refs={},
+        suites=("smoke", "bandits", "fairbandit"),
+        description="finite-armed linear bandit (K x d arms, Gaussian/Bernoulli/clipped noise); Nash and p-means regret",
+    )
+]
+
+AGENTS = {
+    "fairbandit-fairlin-pe": AgentInfo(
+        "icmlgym.agents.fairbandit:FairLinBanditPE",
+        kind="reference",
+        description="FairLinBandit with Phased Elimination as the base (arXiv 2601.22969)",
+    ),
+    "fairbandit-fairlin-ucb": AgentInfo(
+        "icmlgym.agents.fairbandit:FairLinBanditUCB",
+        kind="reference",
+        description="FairLinBandit with LinUCB as the base (arXiv 2601.22969)",
+    ),
+    "fairbandit-linnash": AgentInfo(
+        "icmlgym.baselines.fairbandit:LinNashAgent",
+        description="LinNash (Sawarni, Pal & Barman 2023): John-ellipsoid/D-optimal exploration, then Nash-width phased elimination",
+    ),
+    "fairbandit-linucb": AgentInfo(
+        "icmlgym.baselines.fairbandit:LinUCBAgent",
+        description="LinUCB / OFUL with the self-normalised confidence radius (Abbasi-Yadkori et al. 2011)",
+    ),
+    "fairbandit-lints": AgentInfo(
+        "icmlgym.baselines.fairbandit:LinTSAgent",
+        description="linear Thompson sampling (Agrawal & Goyal 2013), Gaussian posterior",
+    ),
+    "fairbandit-pe": AgentInfo(
+        "icmlgym.baselines.fairbandit:PhasedEliminationAgent",
+        description="phased elimination with G-optimal designs (Lattimore & Szepesvari 2020, ch. 22)",
+    ),
+    "fairbandit-etc": AgentInfo(
+        "icmlgym.baselines.fairbandit:ExploreThenCommitAgent",
+        description="explore-then-commit: G-optimal exploration for ~(dT)^(2/3) rounds, then the greedy arm",
+    ),
+}

@@ -1,0 +1,126 @@
+"""Optimal experimental design over a finite arm set, with numpy only.
+
+- :func:`g_optimal_design`: the Kiefer–Wolfowitz / D-optimal design (the two
+  coincide by the Kiefer–Wolfowitz theorem), by Frank–Wolfe (Fedorov–Wynn)
+  iterations with away steps. A design ``lam`` over arms ``X`` satisfies
+  ``max_x ||x||^2_{V(lam)^{-1}} <= (1 + tol) * r`` at return, where ``r`` is the
+  rank of ``X`` (the optimum is exactly ``r``).
+- :func:`john_ellipsoid_distribution`: a distribution over arms whose mean is
+  the centre of the Löwner–John (minimum-volume enclosing) ellipsoid of the
+  arms, by Khachiyan's algorithm (a D-optimal design of the lifted points
+  ``(x, 1)``). For that centre ``c``, ``c + (E - c)/r`` lies inside the convex
+  hull of the arms (John's theorem), so for any ``theta`` with positive mean
+  reward on the hull ``<c, theta> >= max_x <x, theta> / (r + 1)``: the
+  guarantee LinNash's first phase needs (Sawarni, Pal & Barman 2023, who state
+  it for the maximal inscribed ellipsoid; the enclosing one gives the same
+  bound and is computable from the points alone, without facets).
+
+Rank-deficient arm sets (fewer arms than dimensions, or arms on a subspace
+after elimination) are handled in the span of the arms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _span_coordinates(X: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+    """Coordinates of the rows of ``X`` in an orthonormal basis of their span."""
+    _, s, vt = np.linalg.svd(X, full_matrices=False)
+    rank = int(np.sum(s > rtol * max(s[0], 1e-300))) if s.size else 0
+    if rank == 0:
+        raise ValueError("the arms span no direction (all arm vectors are zero)")
+    return X @ vt[:rank].T
+
+
+def _check_arms(X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1:
+        raise ValueError(f"arms must be a (K, d) array with K >= 1, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("arms must be finite")
+    return X
+
+
+def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
+    """D-optimal design over the rows of a full-column-rank ``Q`` (k, m).
+
+    Frank–Wolfe with away steps (Todd & Yildirim 2007, "On Khachiyan's
+    algorithm for the computation of minimum-volume enclosing ellipsoids"):
+    each iteration moves weight toward the row of largest variance
+    ``g_i = q_i^T M^{-1} q_i`` or away from the supported row of smallest
+    variance, with the exact line-search step. Stops when
+    ``max_i g_i <= (1 + tol) * m`` (the optimum has ``max_i g_i = m``).
+    """
+    k, m = Q.shape
+    u = np.full(k, 1.0 / k)
+    for _ in range(max_iter):
+        M = (Q * u[:, None]).T @ Q
+        g = np.einsum("ij,jk,ik->i", Q, np.linalg.inv(M), Q)
+        j = int(np.argmax(g))
+        if g[j] <= (1.0 + tol) * m:
+            break
+        support = np.flatnonzero(u > 0)
+        i = int(support[np.argmin(g[support])])
+        if g[j] - m >= m - g[i] or g[i] <= 1.0:
+            step = (g[j] - m) / (m * (g[j] - 1.0))
+            u *= 1.0 - step
+            u[j] += step
+        else:
+            # away step: remove weight from arm i (at most all of it)
+            step = min((m - g[i]) / (m * (g[i] - 1.0)), u[i] / (1.0 - u[i]))
+            u *= 1.0 + step
+            u[i] -= step
+            u[i] = max(u[i], 0.0)
+        u /= u.sum()
+    return u
+
+
+def g_optimal_design(X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+    """Kiefer–Wolfowitz (G-/D-optimal) design over the rows of ``X``.
+
+    Args:
+        X: arms, shape (K, d).
+        tol: stop when ``max_x ||x||^2_{V^{-1}} <= (1 + tol) * rank``.
+        max_iter: cap on Frank–Wolfe iterations.
+
+    Returns:
+        ``lam``, shape (K,), a probability vector.
+    """
+    X = _check_arms(X)
+    if X.shape[0] == 1:
+        return np.ones(1)
+    return _d_optimal_weights(_span_coordinates(X), tol, max_iter)
+
+
+def design_allocation(lam: np.ndarray, n: int) -> np.ndarray:
+    """Integer pull counts summing to ``n`` that follow the design ``lam`` (largest remainders)."""
+    lam = np.asarray(lam, dtype=np.float64)
+    if n < 0:
+        raise ValueError(f"n must be non-negative, got {n}")
+    raw = lam * n
+    counts = np.floor(raw).astype(np.int64)
+    rest = n - int(counts.sum())
+    if rest > 0:
+        order = np.argsort(-(raw - counts), kind="stable")
+        counts[order[:rest]] += 1
+    return counts
+
+
+def john_ellipsoid_distribution(X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+    """Weights ``u`` over arms whose mean ``sum_i u_i x_i`` is the Löwner–John ellipsoid centre.
+
+    Khachiyan's algorithm: a D-optimal design over the lifted points ``(z, 1)``
+    where ``z`` are the arms in coordinates of their affine span.
+    """
+    X = _check_arms(X)
+    k = X.shape[0]
+    if k == 1:
+        return np.ones(1)
+    centred = X - X.mean(axis=0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    rank = int(np.sum(s > 1e-10 * max(s[0], 1e-300))) if s.size else 0
+    if rank == 0:  # all arms equal
+        return np.full(k, 1.0 / k)
+    Q = np.hstack([centred @ vt[:rank].T, np.ones((k, 1))])  # lifted, (k, rank + 1)
+    return _d_optimal_weights(Q, tol, max_iter)
