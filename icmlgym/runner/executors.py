@@ -42,7 +42,7 @@ def _child(conn, task: RunTask, memory_limit_mb: int | None) -> None:
         limit = int(memory_limit_mb) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
-        record = execute(task)
+        record = execute(task, on_loaded=lambda meta: conn.send({"__meta__": meta}))
         conn.send(record.to_dict())
     except MemoryError:
         conn.send({"__error__": f"MemoryError: the run exceeded its memory limit of {memory_limit_mb} MB"})
@@ -92,6 +92,7 @@ class ProcessExecutor:
         ctx = _context()
         pending = deque(tasks)
         running: dict = {}  # sentinel -> (process, conn, task, start)
+        metas: dict = {}  # sentinel -> agent metadata the worker reported
         try:
             while pending or running:
                 while pending and len(running) < self.workers:
@@ -112,29 +113,34 @@ class ProcessExecutor:
                     message = None
                     if recv in ready or key in ready:
                         try:
-                            if recv.poll():
+                            while recv.poll():
                                 message = recv.recv()
+                                if "__meta__" not in message:
+                                    break
+                                metas[key] = message["__meta__"]
+                                message = None
                         except (EOFError, OSError):
                             message = None
                         if message is None and proc.is_alive():
-                            continue  # pipe woke without data; the sentinel will follow
+                            continue  # metadata only, or the pipe woke without data
                         proc.join(timeout=5)
                         del running[key]
                         recv.close()
                         if message is None:
                             code = proc.exitcode
                             why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-                            yield failed_record(task, "failed", f"worker process died ({why}) before reporting a result", elapsed)
+                            yield failed_record(task, "failed", f"worker process died ({why}) before reporting a result", elapsed, metas.pop(key, None))
                         elif "__error__" in message:
-                            yield failed_record(task, "failed", message["__error__"], elapsed)
+                            yield failed_record(task, "failed", message["__error__"], elapsed, metas.pop(key, None))
                         else:
+                            metas.pop(key, None)
                             yield RunRecord.from_dict(message)
                     elif self.timeout is not None and elapsed >= self.timeout:
                         proc.kill()
                         proc.join(timeout=5)
                         del running[key]
                         recv.close()
-                        yield failed_record(task, "timeout", f"run exceeded its timeout of {self.timeout:g} s and was killed", elapsed)
+                        yield failed_record(task, "timeout", f"run exceeded its timeout of {self.timeout:g} s and was killed", elapsed, metas.pop(key, None))
         finally:
             for proc, recv, _, _ in running.values():
                 proc.kill()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -45,9 +45,11 @@ class RunTask:
     episodes: int | None = None  # overrides the tier's episode count
     device: str = "cpu"
     suite: str = ""
+    card: TaskCard | None = None  # carried so workers know envs registered at run time
 
-    def key_fields(self, loaded: LoadedAgent) -> tuple:
-        return (self.env_id, self.env_kwargs, self.tier, loaded.name, loaded.source_hash, self.seed)
+    def __post_init__(self) -> None:
+        if self.card is None:
+            self.card = card(self.env_id)
 
 
 def _env_kwargs(c: TaskCard, task: RunTask) -> dict[str, Any]:
@@ -62,18 +64,19 @@ def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def base_record(task: RunTask, loaded: LoadedAgent | None, agent_name: str | None = None) -> RunRecord:
-    c = card(task.env_id)
+def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None) -> RunRecord:
+    c = task.card or card(task.env_id)
     kwargs = _env_kwargs(c, task)
+    meta = agent_meta(loaded) if loaded else (meta or {})
     return RunRecord(
         env_id=c.id,
-        agent_name=loaded.name if loaded else (agent_name or str(task.agent)),
+        agent_name=meta.get("name") or _agent_label(task),
         seed=int(task.seed),
         tier=task.tier,
         env_kwargs=dict(task.env_kwargs),
         env_spec={"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point},
-        agent_entry_point=loaded.entry_point if loaded else str(task.agent),
-        agent_source_hash=loaded.source_hash if loaded else "",
+        agent_entry_point=meta.get("entry_point") or _agent_label(task),
+        agent_source_hash=meta.get("source_hash", ""),
         agent_kwargs=dict(task.agent_kwargs),
         hardware=provenance.hardware(),
         versions=provenance.versions(),
@@ -139,17 +142,38 @@ def _multi_episode(env, agent, specs: dict[str, AgentSpec], task: RunTask, ep: i
     return EpisodeRecord(ep, ret, steps, metrics, cost, time.perf_counter() - t0)
 
 
-def execute(task: RunTask) -> RunRecord:
+def _ensure_registered(task: RunTask) -> None:
+    """In a worker process, register a card the parent registered at run time."""
+    from icmlgym.catalog import UnknownEnvError
+    from icmlgym.envs import _register_card
+
+    try:
+        card(task.env_id)
+    except UnknownEnvError:
+        if task.card is None:
+            raise
+        _register_card(task.card)
+
+
+def agent_meta(loaded: LoadedAgent) -> dict[str, str]:
+    return {"name": loaded.name, "entry_point": loaded.entry_point, "source_hash": loaded.source_hash}
+
+
+def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = None) -> RunRecord:
     """Run one task and return its record. Never raises for the agent's or env's errors:
-    they become a record with ``status="failed"`` and the traceback as ``error``."""
+    they become a record with ``status="failed"`` and the traceback as ``error``.
+    ``on_loaded`` is told the agent's name, entry point and source hash once it is loaded."""
     register_all()
     t_start = time.perf_counter()
     loaded: LoadedAgent | None = None
     record: RunRecord | None = None
     env = None
     try:
+        _ensure_registered(task)
         c = card(task.env_id)
         loaded = load_agent(task.agent, **task.agent_kwargs)
+        if on_loaded is not None:
+            on_loaded(agent_meta(loaded))
         record = base_record(task, loaded)
         tier = c.tier(task.tier)
         kwargs = _env_kwargs(c, task)
@@ -198,7 +222,7 @@ def execute(task: RunTask) -> RunRecord:
         if isinstance(err, KeyboardInterrupt):
             raise
         if record is None:
-            record = base_record(task, loaded, agent_name=_agent_label(task))
+            record = base_record(task, loaded)
         record.status = "failed"
         record.error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
     finally:
@@ -214,17 +238,18 @@ def execute(task: RunTask) -> RunRecord:
 def _agent_label(task: RunTask) -> str:
     a = task.agent
     if isinstance(a, str):
-        return a
+        return a  # a shipped name is its own label; a spec string is the best name we have
     if isinstance(a, LoadedAgent):
         return a.name
     return getattr(a, "name", "") or getattr(a, "__name__", "") or type(a).__name__
 
 
-def failed_record(task: RunTask, status: str, error: str, wall_time: float = 0.0) -> RunRecord:
+def failed_record(task: RunTask, status: str, error: str, wall_time: float = 0.0, meta: dict[str, str] | None = None) -> RunRecord:
     """A record for a run whose worker timed out or died before it could report.
 
-    The agent is not loaded here: loading it may be what hung or crashed."""
-    rec = base_record(task, None, agent_name=_agent_label(task))
+    The agent is not loaded here (loading it may be what hung or crashed); ``meta``
+    is the name and source hash the worker reported once it had loaded the agent."""
+    rec = base_record(task, None, meta)
     rec.status = status
     rec.error = error
     rec.wall_time = wall_time

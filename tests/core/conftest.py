@@ -1,0 +1,10 @@
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path, monkeypatch):
+    """Every test writes its leaderboard store under its own temporary ICMLGYM_HOME."""
+    monkeypatch.setenv("ICMLGYM_HOME", str(tmp_path / "home"))
+    yield

@@ -1,0 +1,51 @@
+import json
+
+from typer.testing import CliRunner
+
+from icmlgym.cli import app
+
+runner = CliRunner()
+
+
+def test_help_on_every_command():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("list", "info", "agents", "run", "check", "benchmark"):
+        r = runner.invoke(app, [cmd, "--help"])
+        assert r.exit_code == 0, cmd
+        assert "Usage" in r.output
+
+
+def test_list_and_info():
+    r = runner.invoke(app, ["list", "--format", "csv"])
+    assert r.exit_code == 0 and "icmlgym/Bandit-v0,bandit,single,pseudo_regret,min" in r.output
+    r = runner.invoke(app, ["info", "icmlgym/Bandit-v0"])
+    assert r.exit_code == 0
+    for text in ("pseudo_regret", "bandit-thompson", "Discrete(10)", "Action Space", "smoke"):
+        assert text in r.output
+    r = runner.invoke(app, ["info", "icmlgym/Bandt-v0"])
+    assert r.exit_code == 2 and "did you mean" in r.output
+
+
+def test_check_command():
+    r = runner.invoke(app, ["check", "icmlgym/Bandit-v0"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("pass") == 3
+
+
+def test_run_command_writes_json(tmp_path):
+    out = tmp_path / "recs.json"
+    r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--seeds", "2", "--executor", "inprocess",
+                            "-e", "horizon=100", "--no-store", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    recs = json.loads(out.read_text())
+    assert len(recs) == 2 and recs[0]["episodes"][0]["length"] == 100
+
+
+def test_run_command_errors_clearly():
+    r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "nosuchagent", "--no-store"])
+    assert r.exit_code == 2 and "unknown agent" in r.output
+    r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--tier", "huge", "--no-store"])
+    assert r.exit_code == 2 and "no tier" in r.output
+    r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "-e", "horizon", "--no-store"])
+    assert r.exit_code != 0
