@@ -1,0 +1,370 @@
+"""``Leaderboard``: the pandas API over a store (add, runs, episodes, table, compare, export, import)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from icmlgym.catalog import MissingExtraError, UnknownEnvError, canonical_json, card, suite as catalog_suite, task_label
+from icmlgym.leaderboard import scoring
+from icmlgym.leaderboard.store import Store, StoreError, as_records
+from icmlgym.runner.record import RunRecord
+
+EXPORT_FORMAT = "icmlgym-runs/1"
+# the columns of an export besides the run record's own fields
+PROVENANCE_COLUMNS = ("source", "exported_from", "exported_at", "export_format", "icmlgym_version")
+_NESTED = ("env_kwargs", "env_spec", "agent_kwargs", "episodes", "cost", "hardware", "device", "versions")
+
+
+class Leaderboard:
+    """Run records in an SQL store, scored with confidence intervals.
+
+    Args:
+        store: an SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``) or a file path;
+            None means :func:`icmlgym.leaderboard.default_store_url` (``$ICMLGYM_HOME/leaderboard.db``
+            or ``./icmlgym-results/leaderboard.db``).
+
+    Raises:
+        StoreError: the store is not a leaderboard, is corrupt, or has a newer schema (the file is
+            left untouched).
+
+    Example::
+
+        board = Leaderboard("results.db")
+        board.add(icmlgym.run("icmlgym/Bandit-v0", "ucb1", seeds=3))
+        board.table(env="icmlgym/Bandit-v0")      # per-entry mean, s.e., 95% CI, rank interval, cost
+        board.table(suite="bandits", tier="smoke") # IQM / mean / median of normalised scores
+    """
+
+    def __init__(self, store: str | os.PathLike | None = None) -> None:
+        self._store = Store(store)
+
+    # -- basics --------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The store's URL (password hidden)."""
+        return self._store.display_url
+
+    @property
+    def schema_version(self) -> int:
+        return self._store.schema_version
+
+    @property
+    def store_id(self) -> str:
+        """A random id given to the store when it was created (provenance of exported records)."""
+        return self._store.store_id
+
+    def __repr__(self) -> str:
+        return f"Leaderboard({self.url!r})"
+
+    def __enter__(self) -> "Leaderboard":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        self._store.close()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def add(self, records: RunRecord | Mapping[str, Any] | Any) -> int:
+        """Store run records in one transaction. Returns the number of runs added.
+
+        ``records`` is a RunRecord, a dict from ``RunRecord.to_dict()``, or an iterable of them.
+        Adding a run whose ``run_id`` is already stored does nothing (idempotent), so this can be
+        passed as ``on_record`` to the runner and re-run safely.
+        """
+        return self._store.add(records)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def runs(self, **filters: Any) -> pd.DataFrame:
+        """Stored runs, one row each (JSON fields parsed). Filters: env, agent, tier, status, suite,
+        task, run_id, source (each a value or a list)."""
+        return self._store.runs_frame(**filters)
+
+    def episodes(self, **filters: Any) -> pd.DataFrame:
+        """Stored episodes, one row each: run fields, ``return``, ``length``, ``wall_time``, one column
+        per metric and ``cost.<name>`` per cost counter. Same filters as :meth:`runs`."""
+        return self._store.episodes_frame(**filters)
+
+    def records(self, **filters: Any) -> list[RunRecord]:
+        """Stored runs as RunRecords, episodes included (same filters as :meth:`runs`)."""
+        return list(self._store.iter_records(**filters))
+
+    def run_keys(self, status: str | Sequence[str] | None = "ok") -> set[str]:
+        """``RunRecord.run_key`` of the stored runs with this status (None: any), to resume sweeps."""
+        df = self._store.runs_frame(columns=["run_key"], parse_json=False, status=status)
+        return set(df["run_key"])
+
+    def __len__(self) -> int:
+        return len(self._store.runs_frame(columns=["run_id"], parse_json=False))
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def run_scores(
+        self,
+        metric: str | None = None,
+        direction: str | None = None,
+        refs: Mapping[str, tuple[float, float]] | None = None,
+        **filters: Any,
+    ) -> pd.DataFrame:
+        """One row per stored run with its ``score`` (the metric averaged over its stored episodes),
+        normalised score ``norm``, entry label, status, and cost counters summed over its episodes.
+
+        Args:
+            metric: the metric to score (default: each env's primary metric from the catalog).
+            direction: ``max`` or ``min`` for a non-primary ``metric`` (default ``max``).
+            refs: ``{env id or task label: (random score, reference score)}`` overriding the
+                catalog's normalisation references.
+            **filters: as for :meth:`runs`.
+        """
+        if direction not in (None, "max", "min"):
+            raise ValueError(f"direction must be 'max' or 'min', got {direction!r}")
+        cols = ["run_id", "env_id", "task", "tier", "agent_name", "agent_source_hash", "agent_kwargs", "seed", "status", "error",
+                "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source"]
+        runs = self._store.runs_frame(columns=cols, parse_json=False, **filters).rename(columns={"agent_kwargs": "agent_kwargs_json"})
+        runs["metric"] = ""
+        runs["score"] = np.nan
+        if runs.empty:
+            return scoring.attach_scores(runs.assign(norm=np.nan), refs)
+        infos = {}
+        for env_id, tier, pm, d in runs[["env_id", "tier", "primary_metric", "direction"]].drop_duplicates().itertuples(index=False):
+            info = scoring.card_info(env_id, tier, pm, d)
+            if metric is not None and metric != info["metric"]:
+                info = {**info, "metric": metric, "direction": direction or "max", "refs": None}
+            elif direction is not None:
+                info = {**info, "direction": direction}
+            infos[(env_id, tier)] = info
+        runs["metric"] = [infos[(e, t)]["metric"] for e, t in zip(runs["env_id"], runs["tier"])]
+        runs["direction"] = [infos[(e, t)]["direction"] for e, t in zip(runs["env_id"], runs["tier"])]
+        parts = []
+        for m, envs in runs.groupby("metric")["env_id"].unique().items():
+            parts.append(self._store.run_metric(m, list(envs), **filters).assign(metric=m))
+        sc = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run_id", "score", "n_scored", "metric"])
+        runs = runs.drop(columns="score").merge(sc, on=["run_id", "metric"], how="left")
+        runs["score"] = runs["score"].astype(float)
+        runs["n_scored"] = runs["n_scored"].fillna(0).astype(int)
+        costs = self._store.run_costs(**filters)
+        runs = runs.merge(costs, on="run_id", how="left")
+        if refs is None and metric is not None:
+            refs = None
+        scored = scoring.attach_scores(runs, refs)
+        if metric is not None:
+            # the catalog's refs are for the primary metric only
+            non_primary = [scoring.card_info(e, t)["metric"] != metric for e, t in zip(scored["env_id"], scored["tier"])]
+            if refs is None:
+                scored.loc[non_primary, "norm"] = np.nan
+                scored.loc[non_primary, "refs"] = None
+        return scored
+
+    def table(
+        self,
+        env: str | Sequence[str] | None = None,
+        suite: str | Sequence[tuple[str, dict]] | None = None,
+        tier: str | None = None,
+        metric: str | None = None,
+        *,
+        agent: str | Sequence[str] | None = None,
+        level: str | None = None,
+        direction: str | None = None,
+        refs: Mapping[str, tuple[float, float]] | None = None,
+        n_boot: int = 2000,
+        ci: float = 0.95,
+        seed: int = 0,
+        cost_unit: str | None = None,
+    ) -> pd.DataFrame:
+        """The leaderboard as a DataFrame.
+
+        Per task (``level="task"``, the default unless ``suite`` is given): one row per
+        (task, tier, entry) with seeds, failed / timeout counts, mean, standard error, percentile
+        bootstrap CI, normalised score, rank interval, mean cost counters per run, and whether the
+        entry is on the task's score-versus-cost Pareto front. ``few_seeds`` flags entries with fewer
+        successful seeds than the tier asks.
+
+        Per suite (``level="suite"``, the default when ``suite`` is given): one row per entry with
+        IQM, mean and median of normalised scores and their stratified bootstrap CIs, a rank interval
+        from the IQM intervals, and failure counts. Caveats are in ``df.attrs["notes"]``.
+
+        Args:
+            env: env id(s) to include.
+            suite: a suite name from the catalog (or the suite runs were submitted under), or a list
+                of ``(env_id, env_kwargs)``.
+            tier: budget tier to include (a suite aggregate needs exactly one).
+            metric: score this metric instead of each env's primary metric.
+            agent: only these agent names.
+            level: ``"task"`` or ``"suite"``.
+            direction: ``max``/``min`` for a non-primary ``metric``.
+            refs: normalisation references overriding the catalog (env id or task label -> (random, reference)).
+            n_boot: bootstrap resamples; ci: confidence level; seed: resampling seed.
+            cost_unit: the cost counter for the Pareto front (default: the env's first cost unit).
+        """
+        level = level or ("suite" if suite is not None else "task")
+        if level not in ("task", "suite"):
+            raise ValueError(f"level must be 'task' or 'suite', got {level!r}")
+        filters = {"env": env, "suite": suite, "tier": tier, "agent": agent}
+        runs = self.run_scores(metric=metric, direction=direction, refs=refs, **filters)
+        if level == "task":
+            df = scoring.task_table(runs, n_boot, ci, seed, cost_unit)
+            df.attrs["level"] = "task"
+            return df
+        if tier is None and runs["tier"].nunique() > 1:
+            raise ValueError(f"the runs span tiers {sorted(runs['tier'].unique())}; pass tier=... for a suite aggregate")
+        tasks = self._suite_tasks(suite) if suite is not None else None
+        df = scoring.suite_table(runs, tasks, n_boot, ci, seed)
+        df.attrs["level"] = "suite"
+        df.attrs["suite"] = suite if isinstance(suite, str) else ""
+        return df
+
+    @staticmethod
+    def _suite_tasks(suite: Any) -> list[str] | None:
+        if isinstance(suite, str):
+            try:
+                return [task_label(e, k) for e, k in catalog_suite(suite)]
+            except KeyError:
+                return None
+        return [task_label(card(e).id, k) for e, k in suite]
+
+    def compare(
+        self,
+        a: str,
+        b: str,
+        env: str | Sequence[str] | None = None,
+        suite: str | Sequence[tuple[str, dict]] | None = None,
+        tier: str | None = None,
+        metric: str | None = None,
+        refs: Mapping[str, tuple[float, float]] | None = None,
+        n_boot: int = 2000,
+        ci: float = 0.95,
+        seed: int = 0,
+    ) -> pd.DataFrame:
+        """Entry ``a`` against entry ``b``: per task the difference of means (A - B) with a bootstrap
+        CI and the probability that A improves on B; a last row ``ALL`` with the probability averaged
+        over tasks and the IQM difference of normalised scores (stratified bootstrap CIs)."""
+        runs = self.run_scores(metric=metric, refs=refs, env=env, suite=suite, tier=tier)
+        if tier is None and runs["tier"].nunique() > 1:
+            raise ValueError(f"the runs span tiers {sorted(runs['tier'].unique())}; pass tier=...")
+        return scoring.compare_entries(runs, a, b, n_boot, ci, seed)
+
+    def failures(self, **filters: Any) -> pd.DataFrame:
+        """Failed and timed-out runs with the first line of their error."""
+        df = self._store.runs_frame(columns=["run_id", "task", "tier", "agent_name", "seed", "status", "error", "wall_time"], parse_json=False, **filters)
+        df = df[df["status"] != "ok"].copy()
+        df["error"] = [e.strip().splitlines()[0] if e.strip() else "" for e in df["error"]]
+        return df.reset_index(drop=True)
+
+    # -- export / import -----------------------------------------------------------------------
+
+    def export(self, path: str | os.PathLike, **filters: Any) -> int:
+        """Write the stored runs (episodes included) to ``.csv`` or ``.parquet``, one row per run with
+        nested fields as JSON text and provenance columns (source, exported_from, exported_at,
+        export_format, icmlgym_version). Returns the number of runs written."""
+        path = Path(path)
+        fmt = _file_format(path)
+        from icmlgym import __version__
+
+        rows = []
+        recs = list(self._store.iter_records(**filters))
+        sources = self._store.sources([r.run_id for r in recs])
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        origin = f"store:{self.store_id} ({self.url})"
+        for r in recs:
+            d = r.to_dict()
+            for k in _NESTED:
+                d[k] = canonical_json(d[k])
+            d.update(source=sources.get(r.run_id) or origin, exported_from=origin, exported_at=now, export_format=EXPORT_FORMAT, icmlgym_version=__version__)
+            rows.append(d)
+        columns = list(RunRecord.__dataclass_fields__) + ["env_spec_hash", "run_key", *PROVENANCE_COLUMNS]
+        df = pd.DataFrame(rows, columns=columns)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "csv":
+            df.to_csv(path, index=False)
+        else:
+            _require_pyarrow()
+            df.to_parquet(path, index=False)
+        return len(df)
+
+    def import_(self, path: str | os.PathLike) -> int:
+        """Add the runs of an export (``.csv`` / ``.parquet``) or of another store (a URL or an
+        SQLite file): merging two teams' results. Runs already here (same run_id) are skipped; each
+        imported run keeps where it came from in its ``source``. Returns the number of runs added."""
+        text = os.fspath(path)
+        if "://" in text or Path(text).suffix.lower() in (".db", ".sqlite", ".sqlite3"):
+            other = Leaderboard(text)
+            try:
+                recs = other.records()
+                origin = f"store:{other.store_id} ({other.url})"
+                srcs = other._store.sources([r.run_id for r in recs])
+            finally:
+                other.close()
+            return self._add_with_sources(recs, [srcs.get(r.run_id) or origin for r in recs])
+        p = Path(text)
+        fmt = _file_format(p)
+        if not p.is_file():
+            raise FileNotFoundError(f"no export file at {p}")
+        if fmt == "csv":
+            df = pd.read_csv(p, dtype=str, keep_default_na=False)
+        else:
+            _require_pyarrow()
+            df = pd.read_parquet(p)
+        needed = {"run_id", "env_id", "agent_name", "seed", "tier", "episodes", "export_format"}
+        missing = needed - set(df.columns)
+        if missing:
+            raise ValueError(f"{p} is not an icmlgym export: missing columns {sorted(missing)}")
+        formats = set(df["export_format"].astype(str))
+        if formats - {EXPORT_FORMAT}:
+            raise ValueError(f"{p} has export format(s) {sorted(formats)}; this icmlgym reads {EXPORT_FORMAT}")
+        recs, srcs = [], []
+        fields = RunRecord.__dataclass_fields__
+        for i, row in enumerate(df.to_dict("records")):
+            d: dict[str, Any] = {}
+            try:
+                for k in fields:
+                    if k not in row:
+                        continue
+                    v = row[k]
+                    if k in _NESTED:
+                        v = json.loads(v)
+                    elif k in ("seed", "attempts", "record_version"):
+                        v = int(v)
+                    elif k in ("wall_time", "train_wall_time"):
+                        v = float(v)
+                    elif v is None:
+                        v = ""
+                    d[k] = v
+                recs.append(RunRecord.from_dict(d))
+            except (ValueError, TypeError, json.JSONDecodeError) as err:
+                raise ValueError(f"{p}, row {i + 2}: not a valid run record: {err}") from None
+            srcs.append(str(row.get("source") or row.get("exported_from") or f"file:{p.name}"))
+        return self._add_with_sources(recs, srcs)
+
+    def _add_with_sources(self, recs: list[RunRecord], sources: list[str]) -> int:
+        return self._store.add(recs, source=sources)  # one transaction for the whole import
+
+
+def _file_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise ValueError(f"{path}: export and import take a .csv or .parquet file, got {suffix or 'no suffix'!r}")
+
+
+def _require_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise MissingExtraError("report", "Parquet export and import", "pyarrow") from None
+
+
+__all__ = ["Leaderboard", "StoreError", "as_records"]

@@ -1,0 +1,112 @@
+"""The store's SQL schema (SQLAlchemy Core), its version and its migrations.
+
+Tables carry an ``icmlgym_`` prefix so that a shared PostgreSQL database can
+hold them beside other applications' tables. ``icmlgym_meta`` holds
+``app = icmlgym-leaderboard`` and ``schema_version``; opening an older store
+applies the migrations in :data:`MIGRATIONS` in order, inside one
+transaction; opening a newer one is refused.
+
+Version history:
+    1: runs, episodes, per-episode metric and cost values.
+    2: runs gain ``source`` (where a record came from: a merged store's id or
+       an imported file) and ``added_at`` (when this store received it).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import sqlalchemy as sa
+
+APP = "icmlgym-leaderboard"
+SCHEMA_VERSION = 2
+
+metadata = sa.MetaData()
+
+meta = sa.Table(
+    "icmlgym_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+runs = sa.Table(
+    "icmlgym_runs",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("run_key", sa.String(64), nullable=False, index=True),
+    sa.Column("env_id", sa.String(200), nullable=False, index=True),
+    sa.Column("env_version", sa.Integer, nullable=True),
+    sa.Column("task", sa.String(1000), nullable=False),
+    sa.Column("env_kwargs", sa.Text, nullable=False),
+    sa.Column("env_spec", sa.Text, nullable=False),
+    sa.Column("env_spec_hash", sa.String(64), nullable=False),
+    sa.Column("agent_name", sa.String(300), nullable=False, index=True),
+    sa.Column("agent_entry_point", sa.Text, nullable=False),
+    sa.Column("agent_source_hash", sa.String(64), nullable=False),
+    sa.Column("agent_kwargs", sa.Text, nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("tier", sa.String(32), nullable=False),
+    sa.Column("suite", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text, nullable=False),
+    sa.Column("n_episodes", sa.Integer, nullable=False),
+    sa.Column("wall_time", sa.Float(53), nullable=False),
+    sa.Column("train_wall_time", sa.Float(53), nullable=False),
+    sa.Column("cost", sa.Text, nullable=False),  # as the run reported it; scoring re-sums episodes
+    sa.Column("hardware", sa.Text, nullable=False),
+    sa.Column("device", sa.Text, nullable=False),
+    sa.Column("versions", sa.Text, nullable=False),
+    sa.Column("git_commit", sa.String(64), nullable=False),
+    sa.Column("timestamp", sa.String(64), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("record_version", sa.Integer, nullable=False),
+    # the card's primary metric and direction when the run was stored, for envs
+    # that are not in this installation's catalog (records merged from elsewhere)
+    sa.Column("primary_metric", sa.String(200), nullable=False),
+    sa.Column("direction", sa.String(8), nullable=False),
+    sa.Column("source", sa.Text, nullable=False, server_default=""),
+    sa.Column("added_at", sa.String(64), nullable=False, server_default=""),
+)
+
+episodes = sa.Table(
+    "icmlgym_episodes",
+    metadata,
+    sa.Column("run_id", sa.String(64), sa.ForeignKey("icmlgym_runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("episode", sa.Integer, primary_key=True),
+    sa.Column("ret", sa.Float(53), nullable=True),
+    sa.Column("length", sa.BigInteger, nullable=False),
+    sa.Column("wall_time", sa.Float(53), nullable=False),
+)
+
+# one row per (episode, metric or cost counter): long form, so that scoring can
+# aggregate one metric in SQL without parsing every episode
+episode_values = sa.Table(
+    "icmlgym_episode_values",
+    metadata,
+    sa.Column("run_id", sa.String(64), sa.ForeignKey("icmlgym_runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("episode", sa.Integer, primary_key=True),
+    sa.Column("kind", sa.String(8), primary_key=True),  # "metric" or "cost"
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("value", sa.Float(53), nullable=True),
+)
+
+TABLES = (meta.name, runs.name, episodes.name, episode_values.name)
+
+
+def _v1_to_v2(conn: sa.Connection) -> None:
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN source TEXT NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN added_at VARCHAR(64) NOT NULL DEFAULT ''"))
+
+
+# from-version -> function that upgrades a store from that version to the next
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _v1_to_v2}
+
+
+def v1_metadata() -> sa.MetaData:
+    """The version-1 layout (used by the migration test to build an old store)."""
+    md = sa.MetaData()
+    for table in (meta, runs, episodes, episode_values):
+        cols = [c._copy() for c in table.columns if not (table is runs and c.name in ("source", "added_at"))]
+        sa.Table(table.name, md, *cols)
+    return md

@@ -1,0 +1,501 @@
+"""The leaderboard's SQL store: opening (with checks), transactional writes, reads as DataFrames.
+
+Any SQLAlchemy URL works (``sqlite:///path.db``, ``postgresql+psycopg://...``);
+a plain path means an SQLite file. SQLite stores run in WAL mode with a busy
+timeout, and every write is one ``BEGIN IMMEDIATE`` transaction, so several
+processes can write at once and a process killed mid-write leaves the last
+committed state behind. A file that is not a leaderboard is refused with a
+clear error and never written to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+import pandas as pd
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+
+from icmlgym.catalog import UnknownEnvError, canonical_json, card, suite, task_label
+from icmlgym.leaderboard import schema as S
+from icmlgym.runner.record import EpisodeRecord, RunRecord
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 120
+JSON_FIELDS = ("env_kwargs", "env_spec", "agent_kwargs", "cost", "hardware", "device", "versions")
+FILTERS = ("env", "agent", "tier", "status", "suite", "task", "run_id", "source")
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be used: not a leaderboard, corrupt, too new, or unreachable."""
+
+
+def default_store_url() -> str:
+    """``$ICMLGYM_HOME/leaderboard.db`` if ICMLGYM_HOME is set, else ``./icmlgym-results/leaderboard.db``.
+
+    The folder is created if missing."""
+    home = os.environ.get("ICMLGYM_HOME")
+    folder = Path(home) if home else Path.cwd() / "icmlgym-results"
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(folder / 'leaderboard.db').resolve()}"
+
+
+def resolve_url(store: str | os.PathLike | None) -> str:
+    """An SQLAlchemy URL for a URL, a file path, or None (the default store)."""
+    if store is None:
+        return default_store_url()
+    text = os.fspath(store)
+    if not text:
+        raise ValueError("store must be a SQLAlchemy URL or a file path, got an empty string")
+    if "://" in text:
+        try:
+            make_url(text)
+        except sa.exc.ArgumentError as err:
+            raise ValueError(f"store {text!r} is not a valid SQLAlchemy URL: {err}") from None
+        return text
+    path = Path(text).expanduser().resolve()
+    if path.is_dir():
+        raise ValueError(f"store {text!r} is a directory; give a file such as {path / 'leaderboard.db'}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _env_version(env_id: str) -> int | None:
+    tail = env_id.rsplit("-v", 1)
+    return int(tail[1]) if len(tail) == 2 and tail[1].isdigit() else None
+
+
+def _primary(env_id: str) -> tuple[str, str]:
+    try:
+        c = card(env_id)
+    except UnknownEnvError:
+        return "", ""
+    return c.primary_metric, c.direction
+
+
+def as_records(records: Any) -> list[RunRecord]:
+    """A RunRecord, a dict from ``RunRecord.to_dict()``, or an iterable of them, as a list of RunRecords."""
+    if isinstance(records, (RunRecord, Mapping)):
+        records = [records]
+    elif isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
+        raise TypeError(f"records must be a RunRecord, a dict from RunRecord.to_dict(), or an iterable of them; got {type(records).__name__}")
+    out = []
+    for i, r in enumerate(records):
+        if isinstance(r, RunRecord):
+            out.append(r)
+        elif isinstance(r, Mapping):
+            try:
+                out.append(RunRecord.from_dict(dict(r)))
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"record {i} is not a valid run record: {err}") from None
+        else:
+            raise TypeError(f"record {i} is a {type(r).__name__}, not a RunRecord or a dict")
+    return out
+
+
+def _rows(rec: RunRecord, source: str, added_at: str) -> tuple[dict, list[dict], list[dict]]:
+    pm, direction = _primary(rec.env_id)
+    run = {
+        "run_id": rec.run_id,
+        "run_key": rec.run_key,
+        "env_id": rec.env_id,
+        "env_version": _env_version(rec.env_id),
+        "task": task_label(rec.env_id, rec.env_kwargs),
+        "env_spec_hash": rec.env_spec_hash,
+        "agent_name": rec.agent_name,
+        "agent_entry_point": rec.agent_entry_point,
+        "agent_source_hash": rec.agent_source_hash,
+        "seed": int(rec.seed),
+        "tier": rec.tier,
+        "suite": rec.suite,
+        "status": rec.status,
+        "error": rec.error,
+        "n_episodes": len(rec.episodes),
+        "wall_time": float(rec.wall_time),
+        "train_wall_time": float(rec.train_wall_time),
+        "git_commit": rec.git_commit,
+        "timestamp": rec.timestamp,
+        "attempts": int(rec.attempts),
+        "record_version": int(rec.record_version),
+        "primary_metric": pm,
+        "direction": direction,
+        "source": source,
+        "added_at": added_at,
+    }
+    for f in JSON_FIELDS:
+        run[f] = canonical_json(getattr(rec, f))
+    eps, vals = [], []
+    for e in rec.episodes:
+        eps.append({"run_id": rec.run_id, "episode": int(e.episode), "ret": float(e.ret), "length": int(e.length), "wall_time": float(e.wall_time)})
+        for kind, values in (("metric", e.metrics), ("cost", e.cost)):
+            for name, v in values.items():
+                vals.append({"run_id": rec.run_id, "episode": int(e.episode), "kind": kind, "name": str(name), "value": float(v)})
+    return run, eps, vals
+
+
+class Store:
+    """A connection to one leaderboard store (see the module docstring)."""
+
+    def __init__(self, store: str | os.PathLike | None = None, check: bool = True) -> None:
+        self.url = resolve_url(store)
+        u = make_url(self.url)
+        self.display_url = u.render_as_string(hide_password=True)
+        self.is_sqlite = u.get_backend_name() == "sqlite"
+        self.path: Path | None = None
+        if self.is_sqlite and u.database not in (None, "", ":memory:"):
+            self.path = Path(u.database)
+            self._check_sqlite_file(self.path)
+        kwargs: dict[str, Any] = {"future": True}
+        if self.is_sqlite:
+            kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
+            if self.path is None:
+                kwargs["poolclass"] = sa.pool.StaticPool  # one shared in-memory database
+        else:
+            kwargs["pool_pre_ping"] = True
+        try:
+            self.engine = sa.create_engine(self.url, **kwargs)
+        except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as err:
+            raise StoreError(f"cannot open store {self.display_url}: {err}") from None
+        if self.is_sqlite:
+            self._sqlite_events()
+        try:
+            self._initialise(check)
+        except sa.exc.OperationalError as err:
+            self.engine.dispose()
+            raise StoreError(f"cannot open store {self.display_url}: {err.orig}") from None
+        except sa.exc.DatabaseError as err:
+            self.engine.dispose()
+            raise StoreError(
+                f"{self.display_url} is corrupt or not a leaderboard store ({err.orig}); "
+                "it was left untouched. Restore it from a backup or an export, or choose another store."
+            ) from None
+
+    # -- opening -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_sqlite_file(path: Path) -> None:
+        if not path.exists() or path.stat().st_size == 0:
+            return
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+        if head != SQLITE_MAGIC:
+            raise StoreError(
+                f"{path} is not a leaderboard store: it is not an SQLite database (it starts with {head[:8]!r}). "
+                "It was left untouched; choose another --store path."
+            )
+
+    def _sqlite_events(self) -> None:
+        @event.listens_for(self.engine, "connect")
+        def _connect(dbapi_conn, _record) -> None:  # noqa: ANN001
+            # autocommit at the driver level; transactions are begun explicitly below
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+            cur.execute("PRAGMA foreign_keys = ON")
+            if self.path is not None:
+                cur.execute("PRAGMA journal_mode = WAL")
+                cur.execute("PRAGMA synchronous = NORMAL")
+            cur.close()
+
+        @event.listens_for(self.engine, "begin")
+        def _begin(conn) -> None:  # noqa: ANN001
+            # writers take the write lock at BEGIN, so two writers never deadlock on upgrade
+            write = conn.get_execution_options().get("icmlgym_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def _write(self):
+        """A connection whose transaction is a write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        return self.engine.connect().execution_options(icmlgym_write=True)
+
+    def _state(self, conn: sa.Connection) -> tuple[str, int | None, list[str]]:
+        names = sa.inspect(conn).get_table_names()
+        if S.meta.name not in names:
+            return "", None, names
+        rows = dict(conn.execute(sa.select(S.meta.c.key, S.meta.c.value)).all())
+        version = rows.get("schema_version")
+        return rows.get("app", ""), int(version) if version and version.isdigit() else None, names
+
+    def _initialise(self, check: bool) -> None:
+        with self.engine.connect() as conn:
+            if check and self.path is not None:
+                result = [r[0] for r in conn.exec_driver_sql("PRAGMA quick_check").all()]
+                if result != ["ok"]:
+                    raise StoreError(
+                        f"{self.display_url} is corrupt (SQLite integrity check: {'; '.join(result[:3])}); "
+                        "it was left untouched. Restore it from a backup or an export."
+                    )
+            app, version, names = self._state(conn)
+            conn.rollback()
+        if app == S.APP and version == S.SCHEMA_VERSION:
+            self._load_meta()
+            return
+        with self._write() as conn, conn.begin():
+            app, version, names = self._state(conn)  # again, under the write lock
+            ours = [n for n in names if n in S.TABLES]
+            if not names or (not ours and not self.is_sqlite):
+                S.metadata.create_all(conn)
+                conn.execute(
+                    S.meta.insert(),
+                    [
+                        {"key": "app", "value": S.APP},
+                        {"key": "schema_version", "value": str(S.SCHEMA_VERSION)},
+                        {"key": "created_at", "value": _now()},
+                        {"key": "store_id", "value": uuid.uuid4().hex},
+                        {"key": "created_on", "value": socket.gethostname()},
+                    ],
+                )
+            elif app != S.APP or version is None:
+                what = f"tables {sorted(names)[:8]}" if not ours else f"icmlgym tables without a valid {S.meta.name} row"
+                raise StoreError(
+                    f"{self.display_url} is not an icmlgym leaderboard store (it holds {what}); "
+                    "it was left untouched. Choose another --store."
+                )
+            elif version > S.SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.display_url} has leaderboard schema version {version}, newer than this icmlgym "
+                    f"understands ({S.SCHEMA_VERSION}); upgrade icmlgym to read it. It was left untouched."
+                )
+            elif version < S.SCHEMA_VERSION:
+                for v in range(version, S.SCHEMA_VERSION):
+                    if v not in S.MIGRATIONS:
+                        raise StoreError(f"no migration from leaderboard schema version {v}; cannot open {self.display_url}")
+                    S.MIGRATIONS[v](conn)
+                conn.execute(S.meta.update().where(S.meta.c.key == "schema_version").values(value=str(S.SCHEMA_VERSION)))
+                conn.execute(S.meta.delete().where(S.meta.c.key == f"migrated_from_{version}"))
+                conn.execute(S.meta.insert().values(key=f"migrated_from_{version}", value=_now()))
+        self._load_meta()
+
+    def _load_meta(self) -> None:
+        with self.engine.connect() as conn:
+            self.meta = dict(conn.execute(sa.select(S.meta.c.key, S.meta.c.value)).all())
+
+    @property
+    def store_id(self) -> str:
+        return self.meta.get("store_id", "")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.meta["schema_version"])
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def add(self, records: Any, source: str | list[str] = "") -> int:
+        """Insert records in one transaction; runs already stored (same run_id) are skipped.
+
+        ``source`` says where the records came from (one string, or one per record).
+        Returns the number of runs inserted."""
+        recs = as_records(records)
+        if not recs:
+            return 0
+        if isinstance(source, str):
+            source = [source] * len(recs)
+        elif len(source) != len(recs):
+            raise ValueError(f"got {len(source)} sources for {len(recs)} records")
+        seen: dict[str, RunRecord] = {}
+        src: dict[str, str] = {}
+        for r, s in zip(recs, source):
+            if r.run_id not in seen:  # a batch may repeat a run; keep the first
+                seen[r.run_id] = r
+                src[r.run_id] = s
+        added_at = _now()
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                with self._write() as conn, conn.begin():
+                    existing = self._existing(conn, list(seen))
+                    new = [r for rid, r in seen.items() if rid not in existing]
+                    run_rows, ep_rows, val_rows = [], [], []
+                    for r in new:
+                        a, b, c = _rows(r, src[r.run_id], added_at)
+                        run_rows.append(a)
+                        ep_rows += b
+                        val_rows += c
+                    if run_rows:
+                        conn.execute(S.runs.insert(), run_rows)
+                    if ep_rows:
+                        conn.execute(S.episodes.insert(), ep_rows)
+                    if val_rows:
+                        conn.execute(S.episode_values.insert(), val_rows)
+                return len(run_rows)
+            except sa.exc.IntegrityError:
+                # another writer stored one of these run ids between our check and insert
+                # (possible on PostgreSQL); the transaction rolled back, so try again
+                if attempts >= 5:
+                    raise
+            except sa.exc.OperationalError as err:
+                raise StoreError(f"could not write to {self.display_url}: {err.orig}") from None
+
+    @staticmethod
+    def _existing(conn: sa.Connection, run_ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for i in range(0, len(run_ids), 500):
+            chunk = run_ids[i : i + 500]
+            found.update(conn.execute(sa.select(S.runs.c.run_id).where(S.runs.c.run_id.in_(chunk))).scalars())
+        return found
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def where(self, **filters: Any) -> list[sa.ColumnElement[bool]]:
+        """SQL conditions on the runs table for the filters env, agent, tier, status, suite, task, run_id, source."""
+        unknown = set(filters) - set(FILTERS)
+        if unknown:
+            raise TypeError(f"unknown filter(s) {sorted(unknown)}; filters are {list(FILTERS)}")
+        conds: list[sa.ColumnElement[bool]] = []
+        for key, value in filters.items():
+            if value is None:
+                continue
+            values = [value] if isinstance(value, (str, int)) else list(value)
+            if key == "env":
+                ids = []
+                for v in values:
+                    try:
+                        ids.append(card(v).id)
+                    except UnknownEnvError:
+                        ids.append(v)  # a record merged from an installation with more families
+                conds.append(S.runs.c.env_id.in_(ids))
+            elif key == "agent":
+                conds.append(S.runs.c.agent_name.in_(values))
+            elif key == "suite":
+                labels: list[str] = []
+                names: list[str] = []
+                for v in values:
+                    if isinstance(v, str):
+                        try:
+                            labels += [task_label(e, k) for e, k in suite(v)]
+                        except KeyError:
+                            names.append(v)  # not in this catalog: the suite the runs were submitted under
+                    else:
+                        e, k = v
+                        labels.append(task_label(card(e).id, k))
+                parts = []
+                if labels:
+                    parts.append(S.runs.c.task.in_(labels))
+                if names:
+                    parts.append(S.runs.c.suite.in_(names))
+                conds.append(sa.or_(*parts))
+            else:
+                conds.append(getattr(S.runs.c, key).in_(values))
+        return conds
+
+    def runs_frame(self, columns: Iterable[str] | None = None, parse_json: bool = True, **filters: Any) -> pd.DataFrame:
+        cols = [getattr(S.runs.c, c) for c in columns] if columns else list(S.runs.c)
+        q = sa.select(*cols).where(*self.where(**filters)).order_by(S.runs.c.env_id, S.runs.c.task, S.runs.c.agent_name, S.runs.c.seed, S.runs.c.run_id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).all()
+        df = pd.DataFrame(rows, columns=[c.name for c in cols])
+        if parse_json:
+            for f in JSON_FIELDS:
+                if f in df.columns:
+                    df[f] = [json.loads(v) for v in df[f]]
+        return df
+
+    def run_ids_subquery(self, **filters: Any):
+        return sa.select(S.runs.c.run_id).where(*self.where(**filters))
+
+    def episodes_frame(self, **filters: Any) -> pd.DataFrame:
+        """One row per episode with run fields, ``return``, ``length``, metrics, and ``cost.<name>`` columns."""
+        sub = self.run_ids_subquery(**filters)
+        r, e, v = S.runs.c, S.episodes.c, S.episode_values.c
+        q = (
+            sa.select(e.run_id, r.env_id, r.task, r.tier, r.agent_name, r.agent_source_hash, r.seed, r.status, e.episode, e.ret, e.length, e.wall_time)
+            .join_from(S.episodes, S.runs, e.run_id == r.run_id)
+            .where(e.run_id.in_(sub))
+            .order_by(r.env_id, r.task, r.agent_name, r.seed, e.run_id, e.episode)
+        )
+        qv = sa.select(v.run_id, v.episode, v.kind, v.name, v.value).where(v.run_id.in_(sub))
+        with self.engine.connect() as conn:
+            base = pd.DataFrame(conn.execute(q).all(), columns=["run_id", "env_id", "task", "tier", "agent_name", "agent_source_hash", "seed", "status", "episode", "return", "length", "wall_time"])
+            vals = pd.DataFrame(conn.execute(qv).all(), columns=["run_id", "episode", "kind", "name", "value"])
+        if not vals.empty:
+            vals["column"] = vals["name"].where(vals["kind"] == "metric", "cost." + vals["name"])
+            wide = vals.pivot_table(index=["run_id", "episode"], columns="column", values="value", aggfunc="first", dropna=False)
+            wide.columns.name = None
+            metric_cols = sorted(c for c in wide.columns if not c.startswith("cost."))
+            cost_cols = sorted(c for c in wide.columns if c.startswith("cost."))
+            # a metric named like a base column ("return", "length", ...) keeps a metric. prefix
+            wide = wide[metric_cols + cost_cols].rename(columns={c: f"metric.{c}" for c in metric_cols if c in base.columns})
+            base = base.merge(wide.reset_index(), on=["run_id", "episode"], how="left")
+        return base
+
+    def run_metric(self, metric: str, env_ids: list[str], **filters: Any) -> pd.DataFrame:
+        """Per run: the mean of ``metric`` over its episodes and the episode count (computed in SQL)."""
+        sub = sa.select(S.runs.c.run_id).where(*self.where(**filters), S.runs.c.env_id.in_(env_ids))
+        if metric in ("return", "length"):
+            col = S.episodes.c.ret if metric == "return" else S.episodes.c.length
+            q = sa.select(S.episodes.c.run_id, sa.func.avg(col), sa.func.count(col)).where(S.episodes.c.run_id.in_(sub)).group_by(S.episodes.c.run_id)
+        else:
+            v = S.episode_values.c
+            q = (
+                sa.select(v.run_id, sa.func.avg(v.value), sa.func.count(v.value))
+                .where(v.kind == "metric", v.name == metric, v.run_id.in_(sub))
+                .group_by(v.run_id)
+            )
+        with self.engine.connect() as conn:
+            return pd.DataFrame(conn.execute(q).all(), columns=["run_id", "score", "n_scored"])
+
+    def run_costs(self, **filters: Any) -> pd.DataFrame:
+        """Per run: every cost counter summed over its episodes (computed in SQL), wide."""
+        v = S.episode_values.c
+        q = (
+            sa.select(v.run_id, v.name, sa.func.sum(v.value))
+            .where(v.kind == "cost", v.run_id.in_(self.run_ids_subquery(**filters)))
+            .group_by(v.run_id, v.name)
+        )
+        with self.engine.connect() as conn:
+            long = pd.DataFrame(conn.execute(q).all(), columns=["run_id", "name", "value"])
+        if long.empty:
+            return pd.DataFrame({"run_id": pd.Series(dtype=object)})
+        wide = long.pivot(index="run_id", columns="name", values="value")
+        wide.columns = [f"cost.{c}" for c in wide.columns]
+        return wide.reset_index()
+
+    def iter_records(self, batch: int = 500, **filters: Any) -> Iterator[RunRecord]:
+        """The stored runs as RunRecords (episodes included), in batches of ``batch`` runs."""
+        runs = self.runs_frame(**filters)
+        for i in range(0, len(runs), batch):
+            part = runs.iloc[i : i + batch]
+            ids = list(part["run_id"])
+            e, v = S.episodes.c, S.episode_values.c
+            with self.engine.connect() as conn:
+                eps = conn.execute(sa.select(e.run_id, e.episode, e.ret, e.length, e.wall_time).where(e.run_id.in_(ids)).order_by(e.run_id, e.episode)).all()
+                vals = conn.execute(sa.select(v.run_id, v.episode, v.kind, v.name, v.value).where(v.run_id.in_(ids))).all()
+            by_ep: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
+            for rid, ep, kind, name, value in vals:
+                slot = by_ep.setdefault((rid, ep), {"metric": {}, "cost": {}})
+                slot[kind][name] = float("nan") if value is None else value
+            by_run: dict[str, list[EpisodeRecord]] = {}
+            for rid, ep, ret, length, wall in eps:
+                slot = by_ep.get((rid, ep), {"metric": {}, "cost": {}})
+                by_run.setdefault(rid, []).append(EpisodeRecord(ep, float("nan") if ret is None else ret, length, slot["metric"], slot["cost"], wall))
+            for row in part.itertuples(index=False):
+                yield RunRecord(
+                    env_id=row.env_id, agent_name=row.agent_name, seed=int(row.seed), tier=row.tier,
+                    env_kwargs=row.env_kwargs, env_spec=row.env_spec, agent_entry_point=row.agent_entry_point,
+                    agent_source_hash=row.agent_source_hash, agent_kwargs=row.agent_kwargs, status=row.status,
+                    error=row.error, episodes=by_run.get(row.run_id, []), cost=row.cost, wall_time=row.wall_time,
+                    train_wall_time=row.train_wall_time, hardware=row.hardware, device=row.device,
+                    versions=row.versions, git_commit=row.git_commit, timestamp=row.timestamp, run_id=row.run_id,
+                    suite=row.suite, attempts=int(row.attempts), record_version=int(row.record_version),
+                )
+
+    def sources(self, run_ids: list[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(run_ids), 500):
+                out.update(conn.execute(sa.select(S.runs.c.run_id, S.runs.c.source).where(S.runs.c.run_id.in_(run_ids[i : i + 500]))).all())
+        return out
+
+    def close(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,328 @@
+"""Views of leaderboard tables: terminal (rich), Markdown, CSV, and a self-contained HTML report.
+
+The HTML report is one file: plots are matplotlib (Agg) PNGs embedded as
+base64, the table sorts with a few lines of inline JavaScript, and nothing is
+fetched from a network or served.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from icmlgym.catalog import MissingExtraError
+
+FORMATS = ("table", "markdown", "csv", "html")
+MAX_PLOTS = 60
+
+
+def _num(x: Any, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else ""
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        if float(x).is_integer() and abs(x) < 1e15:
+            return str(int(x))
+        return f"{float(x):.{digits}g}"
+    return str(x)
+
+
+def _rank(best: Any, worst: Any) -> str:
+    if best is None or pd.isna(best):
+        return "–"
+    b, w = int(best), int(worst)
+    return str(b) if b == w else f"{b}–{w}"
+
+
+def _ci(lo: Any, hi: Any) -> str:
+    if pd.isna(lo) or pd.isna(hi):
+        return "–"
+    return f"[{_num(lo, 3)}, {_num(hi, 3)}]"
+
+
+def display_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Human columns for a leaderboard table, and the raw value behind each (for sorting).
+
+    Task-level and suite-level tables from :meth:`Leaderboard.table` and comparison tables from
+    :meth:`Leaderboard.compare` get combined columns (rank interval, CI); other frames pass through.
+    """
+    if df.empty:
+        return df.astype(str), df
+    cols: dict[str, tuple[list[str], list[Any]]] = {}
+
+    def put(name: str, shown: Sequence[str], raw: Sequence[Any]) -> None:
+        cols[name] = (list(shown), list(raw))
+
+    if {"task", "entry", "mean", "ci_low"} <= set(df.columns):  # task level
+        arrow = np.where(df["direction"] == "min", " ↓", " ↑")
+        for c in ("task", "tier", "entry"):
+            put(c, df[c].astype(str), df[c])
+        put("rank", [_rank(b, w) for b, w in zip(df["rank"], df["rank_worst"])], df["rank"])
+        put("metric", df["metric"].astype(str) + arrow, df["metric"])
+        put("mean", [_num(v) for v in df["mean"]], df["mean"])
+        put("s.e.", [_num(v, 2) for v in df["se"]], df["se"])
+        put("95% CI", [_ci(a, b) for a, b in zip(df["ci_low"], df["ci_high"])], df["ci_low"])
+        put("normalised", [_num(v, 3) if pd.notna(v) else "–" for v in df["norm"]], df["norm"])
+        req = df["seeds_required"]
+        put("seeds", [f"{int(s)}/{int(r)}" + (" ⚠" if f else "") if pd.notna(r) else str(int(s)) for s, r, f in zip(df["seeds"], req, df["few_seeds"])], df["seeds"])
+        put("failed", [str(int(v)) for v in df["failed"]], df["failed"])
+        put("timeout", [str(int(v)) for v in df["timeout"]], df["timeout"])
+        put("wall s", [_num(v, 3) for v in df["wall_time"]], df["wall_time"])
+        for c in [c for c in df.columns if c.startswith("cost.")]:
+            put(c[5:], [_num(v, 4) for v in df[c]], df[c])
+        put("pareto", ["★" if p else "" for p in df["pareto"]], df["pareto"].astype(int))
+    elif {"entry", "iqm", "iqm_low"} <= set(df.columns):  # suite level
+        put("entry", df["entry"].astype(str), df["entry"])
+        put("rank", [_rank(b, w) for b, w in zip(df["rank"], df["rank_worst"])], df["rank"])
+        for m in ("iqm", "mean", "median"):
+            put(m.upper() if m == "iqm" else m, [_num(v, 3) for v in df[m]], df[m])
+            put(f"{m} 95% CI", [_ci(a, b) for a, b in zip(df[f"{m}_low"], df[f"{m}_high"])], df[f"{m}_low"])
+        put("tasks", [f"{t}" + (f" (-{m})" if m else "") for t, m in zip(df["tasks"], df["tasks_missing"])], df["tasks"])
+        put("runs", df["runs"].astype(str), df["runs"])
+        put("failed", df["failed"].astype(str), df["failed"])
+        put("timeout", df["timeout"].astype(str), df["timeout"])
+        put("few-seed tasks", df["few_seeds_tasks"].astype(str), df["few_seeds_tasks"])
+        put("wall s", [_num(v, 3) for v in df["wall_time"]], df["wall_time"])
+    elif {"task", "p_improve", "diff"} <= set(df.columns):  # comparison
+        a, b = df.attrs.get("a", "A"), df.attrs.get("b", "B")
+        put("task", df["task"].astype(str), df["task"])
+        put("metric", df["metric"].astype(str) + np.where(df["direction"] == "min", " ↓", " ↑"), df["metric"])
+        put(f"{a}", [_num(v) for v in df["mean_a"]], df["mean_a"])
+        put(f"{b}", [_num(v) for v in df["mean_b"]], df["mean_b"])
+        put(f"{a} − {b}", [_num(v) for v in df["diff"]], df["diff"])
+        put("95% CI", [_ci(x, y) for x, y in zip(df["diff_low"], df["diff_high"])], df["diff_low"])
+        put(f"P({a} better)", [_num(v, 3) for v in df["p_improve"]], df["p_improve"])
+        put("P 95% CI", [_ci(x, y) for x, y in zip(df["p_low"], df["p_high"])], df["p_low"])
+    else:
+        return df.map(_num), df
+    shown = pd.DataFrame({k: v[0] for k, v in cols.items()})
+    raw = pd.DataFrame({k: list(v[1]) for k, v in cols.items()})
+    return shown, raw
+
+
+def _rich(df: pd.DataFrame, title: str = "") -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    shown, _ = display_frame(df)
+    table = Table(title=title or None)
+    for c in shown.columns:
+        table.add_column(str(c), overflow="fold")
+    for row in shown.itertuples(index=False):
+        table.add_row(*[str(v) for v in row])
+    buf = io.StringIO()
+    width = int(os.environ.get("COLUMNS", "0") or 0) or 250
+    Console(file=buf, width=width, force_terminal=False, color_system=None).print(table)
+    for note in df.attrs.get("notes", []):
+        buf.write(f"note: {note}\n")
+    return buf.getvalue()
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    shown, _ = display_frame(df)
+
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in shown.columns) + " |", "|" + "|".join("---" for _ in shown.columns) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in shown.itertuples(index=False)]
+    for note in df.attrs.get("notes", []):
+        lines.append(f"\nNote: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def html_table(df: pd.DataFrame, table_id: str = "leaderboard") -> str:
+    """A sortable HTML table (click a header; sorting uses each cell's raw value in ``data-v``)."""
+    shown, raw = display_frame(df)
+    head = "".join(f'<th scope="col" role="button" tabindex="0" data-col="{i}">{html.escape(str(c))}</th>' for i, c in enumerate(shown.columns))
+    body = []
+    for srow, rrow in zip(shown.itertuples(index=False), raw.itertuples(index=False)):
+        cells = []
+        for s, r in zip(srow, rrow):
+            v = "" if r is None or (isinstance(r, float) and math.isnan(r)) else str(r.item() if hasattr(r, "item") else r)
+            cells.append(f'<td data-v="{html.escape(v, quote=True)}">{html.escape(str(s))}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<table class="sortable" id="{html.escape(table_id)}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em;color:#222;max-width:1400px}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
+table.sortable{border-collapse:collapse;font-size:.85em;margin:.5em 0}
+table.sortable th,table.sortable td{border:1px solid #ccc;padding:3px 7px;text-align:right;white-space:nowrap}
+table.sortable td:first-child,table.sortable th:first-child{text-align:left}
+table.sortable th{background:#f2f2f2;cursor:pointer;user-select:none}
+table.sortable th[aria-sort=ascending]::after{content:" ▲"}table.sortable th[aria-sort=descending]::after{content:" ▼"}
+table.sortable tbody tr:nth-child(even){background:#fafafa}
+.note{color:#8a5a00}.plots img{max-width:100%;margin:.5em 0}.meta{color:#666;font-size:.85em}
+"""
+
+_JS = """
+(function(){
+  function key(td){var v=td.getAttribute('data-v');var n=parseFloat(v);
+    return (v!==''&&isFinite(n)&&String(n)!=='NaN'&&/^[-+0-9.eE]+$/.test(v))?{n:true,v:n}:{n:false,v:v===''?null:v};}
+  function cmp(a,b){if(a.v===null&&b.v===null)return 0;if(a.v===null)return 1;if(b.v===null)return -1;
+    if(a.n&&b.n)return a.v-b.v;return String(a.v).localeCompare(String(b.v),undefined,{numeric:true});}
+  function sortBy(table,col,dir){var tb=table.tBodies[0];var rows=Array.prototype.slice.call(tb.rows);
+    rows.sort(function(r1,r2){var c=cmp(key(r1.cells[col]),key(r2.cells[col]));return dir==='ascending'?c:-c;});
+    rows.forEach(function(r){tb.appendChild(r);});
+    Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+      if(i===col)th.setAttribute('aria-sort',dir);else th.removeAttribute('aria-sort');});}
+  document.querySelectorAll('table.sortable').forEach(function(table){
+    Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+      function go(){sortBy(table,i,th.getAttribute('aria-sort')==='ascending'?'descending':'ascending');}
+      th.addEventListener('click',go);
+      th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();go();}});});});
+})();
+"""
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"{body}<script>{_JS}</script></body></html>"
+    )
+
+
+def render(df: pd.DataFrame, fmt: str = "table", title: str = "") -> str:
+    """Render a leaderboard DataFrame as ``table`` (rich, for a terminal), ``markdown``, ``csv``
+    (the raw columns) or ``html`` (one self-contained page with a sortable table)."""
+    if fmt == "table":
+        return _rich(df, title)
+    if fmt == "markdown":
+        return _markdown(df)
+    if fmt == "csv":
+        return df.to_csv(index=False)
+    if fmt == "html":
+        notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in df.attrs.get("notes", []))
+        return _page(title or "icmlgym leaderboard", f"<h1>{html.escape(title or 'icmlgym leaderboard')}</h1>{html_table(df)}{notes}")
+    raise ValueError(f"unknown format {fmt!r}; choose one of {FORMATS}")
+
+
+# -- the HTML report ------------------------------------------------------------------------------
+
+
+def _plt():
+    try:
+        import matplotlib
+    except ImportError:
+        raise MissingExtraError("report", "the HTML report's plots", "matplotlib") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    _plt().close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _interval_plot(labels: list[str], mean: np.ndarray, lo: np.ndarray, hi: np.ndarray, xlabel: str, title: str, mark: Sequence[bool] | None = None) -> str:
+    plt = _plt()
+    n = len(labels)
+    fig, ax = plt.subplots(figsize=(7, 0.45 * n + 1.2))
+    y = np.arange(n)[::-1]
+    ok = ~np.isnan(mean)
+    err = np.vstack([np.where(np.isnan(lo), 0, mean - lo), np.where(np.isnan(hi), 0, hi - mean)])
+    ax.errorbar(mean[ok], y[ok], xerr=err[:, ok], fmt="o", color="#1f5fa8", ecolor="#6b9bd1", capsize=3)
+    if mark is not None:
+        m = np.asarray(mark, dtype=bool) & ok
+        ax.plot(mean[m], y[m], "*", color="#d08000", markersize=12, label="Pareto front")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def _cost_plot(sub: pd.DataFrame, cost_col: str, title: str) -> str | None:
+    plt = _plt()
+    d = sub[sub["mean"].notna() & sub[cost_col].notna()]
+    if d.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.scatter(d[cost_col], d["mean"], color="#1f5fa8")
+    for _, r in d.iterrows():
+        ax.annotate(str(r["entry"]), (r[cost_col], r["mean"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    front = d[d["pareto"]].sort_values(cost_col)
+    if len(front):
+        ax.step(front[cost_col], front["mean"], where="post", color="#d08000", label="Pareto front")
+        ax.legend(fontsize=8)
+    pos = d[cost_col].to_numpy(dtype=float)
+    if (pos > 0).all() and pos.max() / max(pos.min(), 1e-300) > 50:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{cost_col} per run (lower is cheaper)")
+    ax.set_ylabel(f"{d['metric'].iloc[0]} ({'higher' if d['direction'].iloc[0] == 'max' else 'lower'} is better)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def report_html(board: Any, env: Any = None, suite: Any = None, tier: str | None = None, metric: str | None = None,
+                n_boot: int = 2000, ci: float = 0.95, seed: int = 0, refs: Any = None, title: str | None = None) -> str:
+    """The HTML report as a string: summary, aggregate table and IQM plot (for a suite), per-task table,
+    per-task score plots with intervals, score-versus-cost plots with Pareto fronts, and failures."""
+    tasks = board.table(env=env, suite=suite, tier=tier, metric=metric, level="task", refs=refs, n_boot=n_boot, ci=ci, seed=seed)
+    what = f"suite {suite}" if isinstance(suite, str) else (f"env {env}" if isinstance(env, str) else "all runs")
+    title = title or f"icmlgym leaderboard · {what}" + (f" · {tier}" if tier else "")
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    parts = [f"<h1>{html.escape(title)}</h1>",
+             f'<p class="meta">store {html.escape(board.url)} · generated {now} · {int(tasks["runs"].sum()) if len(tasks) else 0} runs · '
+             f"{ci:.0%} percentile bootstrap intervals over runs ({n_boot} resamples); rank intervals: best rank = 1 + entries "
+             "whose interval lies entirely above, worst = entries minus those entirely below.</p>"]
+    if suite is not None:
+        agg = board.table(suite=suite, tier=tier, metric=metric, level="suite", refs=refs, n_boot=n_boot, ci=ci, seed=seed)
+        parts.append("<h2>Aggregate over the suite (normalised: random = 0, reference = 1)</h2>")
+        parts.append(html_table(agg, "aggregate"))
+        parts += [f'<p class="note">{html.escape(n)}</p>' for n in agg.attrs.get("notes", [])]
+        d = agg[agg["iqm"].notna()]
+        if len(d):
+            src = _interval_plot(list(d["entry"]), d["iqm"].to_numpy(float), d["iqm_low"].to_numpy(float), d["iqm_high"].to_numpy(float),
+                                 "IQM of normalised score", f"IQM with {ci:.0%} stratified bootstrap CI")
+            parts.append(f'<div class="plots"><img alt="aggregate IQM plot" src="{src}"></div>')
+    parts.append("<h2>Per task</h2>")
+    parts.append(html_table(tasks, "leaderboard"))
+    few = tasks[tasks["few_seeds"]] if len(tasks) else tasks
+    if len(few):
+        parts.append(f'<p class="note">⚠ {len(few)} entr{"y has" if len(few) == 1 else "ies have"} fewer successful seeds than the tier asks.</p>')
+    if len(tasks):
+        plots, costs = [], []
+        for (task, t), sub in list(tasks.groupby(["task", "tier"], sort=True))[:MAX_PLOTS]:
+            arrow = "↓ lower is better" if sub["direction"].iloc[0] == "min" else "↑ higher is better"
+            plots.append(_interval_plot(list(sub["entry"]), sub["mean"].to_numpy(float), sub["ci_low"].to_numpy(float), sub["ci_high"].to_numpy(float),
+                                        f"{sub['metric'].iloc[0]} ({arrow})", f"{task} · {t}", mark=list(sub["pareto"])))
+            c = _cost_plot(sub, sub["pareto_cost"].iloc[0], f"{task} · {t}: score vs cost")
+            if c:
+                costs.append(c)
+        parts.append("<h2>Scores with intervals</h2><div class=\"plots\">" + "".join(f'<img alt="scores" src="{s}">' for s in plots) + "</div>")
+        parts.append("<h2>Score versus cost</h2><div class=\"plots\">" + "".join(f'<img alt="score vs cost" src="{s}">' for s in costs) + "</div>")
+    fails = board.failures(env=env, suite=suite, tier=tier)
+    parts.append(f"<h2>Failed and timed-out runs ({len(fails)})</h2>")
+    if len(fails):
+        parts.append(html_table(fails.drop(columns=["run_id"]), "failures"))
+    return _page(title, "".join(parts))
+
+
+def write_report(board: Any, path: str | os.PathLike, **kwargs: Any) -> Path:
+    """Write :func:`report_html` to ``path`` (one self-contained file) and return the path."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(report_html(board, **kwargs), encoding="utf-8")
+    return p
