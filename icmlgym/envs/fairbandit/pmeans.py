@@ -244,3 +244,19 @@ class PMeansRegretWrapper(gym.Wrapper):
                 **{metric_name(p): pmeans_regret_prefixes(r, self.optimum, p, cps) for p in self.ps},
             }
         return obs, reward, terminated, truncated, info
+
+
+def ex_ante_pmeans_regret(expected_rewards_runs: np.ndarray, optimum: float, p: float) -> float:
+    """p-means regret with the expectation inside the mean, estimated over independent runs.
+
+    Sawarni, Pal & Barman define the Nash regret as ``mu* - (prod_t E[mu_{a_t}])^(1/T)``:
+    the expectation over the algorithm's randomness is taken per round, before the
+    geometric mean. Given the expected rewards of ``n`` independent runs (shape
+    ``(n, T)``), this returns ``optimum - M_p(mean over runs of round t)``. By the
+    concavity of ``M_p`` for p <= 1 it is at most the mean of the per-run regrets that
+    ``info["metrics"]`` reports.
+    """
+    R = np.asarray(expected_rewards_runs, dtype=np.float64)
+    if R.ndim != 2 or R.shape[0] < 1 or R.shape[1] < 1:
+        raise ValueError(f"expected_rewards_runs must be an (n_runs, T) array, got shape {R.shape}")
+    return pmeans_regret(R.mean(axis=0), optimum, p)

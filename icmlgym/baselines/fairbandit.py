@@ -1,0 +1,437 @@
+"""Baselines for finite-armed linear bandits (``icmlgym/FairLinearBandit-v0``).
+
+All agents read the arm matrix from ``obs["arms"]`` and the horizon from the
+reset ``info`` (or the tier's ``env_kwargs``), and keep their least-squares
+statistics incrementally: the inverse Gram matrix by Sherman–Morrison and every
+arm's ``||x||^2_{V^{-1}}`` by the matching rank-one correction, so a round costs
+O(K d + d^2) rather than O(K d^2).
+
+- :class:`LinUCBAgent`: LinUCB/OFUL (Abbasi-Yadkori, Pál & Szepesvári 2011).
+- :class:`LinTSAgent`: linear Thompson sampling (Agrawal & Goyal 2013).
+- :class:`PhasedEliminationAgent`: phased elimination with G-optimal designs
+  (Lattimore & Szepesvári 2020, Bandit Algorithms, Algorithm 12).
+- :class:`ExploreThenCommitAgent`: G-optimal exploration, then the greedy arm.
+- :class:`LinNashAgent`: LinNash (Sawarni, Pal & Barman, NeurIPS 2023).
+
+The cores (:class:`RidgeStatistics`, :class:`UCBCore`, :class:`PhasedEliminationCore`)
+are shared with the reference agents in :mod:`icmlgym.agents.fairbandit`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from icmlgym.agents.protocol import AgentSpec, BaseAgent
+from icmlgym.envs.fairbandit.design import design_allocation, g_optimal_design, john_ellipsoid_distribution
+
+DEFAULT_NOISE_SD = math.sqrt(0.5)  # the paper's Gaussian noise has variance 0.5
+DEFAULT_HORIZON = 10_000  # FairLinearBandit-v0's default horizon
+
+
+class RidgeStatistics:
+    """Ridge least squares over a fixed arm matrix, updated one pull at a time.
+
+    Keeps ``V = reg * I + sum x x^T``, its inverse (Sherman–Morrison), ``b = sum r x``
+    and ``w_i = x_i^T V^{-1} x_i`` for every arm (rank-one corrections). ``refresh``
+    recomputes everything exactly; it runs every ``refresh_every`` updates so that
+    rounding errors of the rank-one updates cannot accumulate.
+    """
+
+    def __init__(self, arms: np.ndarray, reg: float = 1.0, refresh_every: int = 2000) -> None:
+        if reg <= 0:
+            raise ValueError(f"the ridge regulariser must be positive, got {reg}")
+        self.X = arms
+        self.d = arms.shape[1]
+        self.reg = float(reg)
+        self.V = self.reg * np.eye(self.d)
+        self.Vinv = np.eye(self.d) / self.reg
+        self.b = np.zeros(self.d)
+        self.w = np.einsum("ij,ij->i", arms, arms) / self.reg
+        self.n = 0
+        self.refresh_every = int(refresh_every)
+
+    def add(self, arm: int, reward: float) -> None:
+        x = self.X[arm]
+        self.V += np.outer(x, x)
+        self.b += reward * x
+        self.n += 1
+        if self.n % self.refresh_every == 0:
+            self.refresh()
+            return
+        u = self.Vinv @ x
+        denom = 1.0 + x @ u
+        self.Vinv -= np.outer(u, u) / denom
+        xu = self.X @ u
+        self.w -= xu * xu / denom
+
+    def add_batch(self, arms: np.ndarray, rewards: np.ndarray) -> None:
+        """Add many pulls at once, then refresh exactly."""
+        Xa = self.X[arms]
+        self.V += Xa.T @ Xa
+        self.b += Xa.T @ rewards
+        self.n += len(arms)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.Vinv = np.linalg.inv(self.V)
+        self.w = np.einsum("ij,jk,ik->i", self.X, self.Vinv, self.X)
+
+    @property
+    def theta(self) -> np.ndarray:
+        return self.Vinv @ self.b
+
+
+def oful_radius(t: int, d: int, noise_sd: float, reg: float, arm_norm: float, theta_norm: float, delta: float) -> float:
+    """The self-normalised confidence radius of Abbasi-Yadkori et al. (2011, Theorem 2)."""
+    return noise_sd * math.sqrt(2.0 * math.log(1.0 / delta) + d * math.log(1.0 + t * arm_norm**2 / (reg * d))) + math.sqrt(reg) * theta_norm
+
+
+class UCBCore:
+    """Optimistic arm choice over an active subset: argmax ``x theta + beta_t ||x||_{V^{-1}}``."""
+
+    def __init__(self, stats: RidgeStatistics, active: np.ndarray, noise_sd: float, theta_norm: float, delta: float, alpha: float = 1.0):
+        self.stats = stats
+        self.active = np.asarray(active, dtype=np.int64)
+        self.Xa = stats.X[self.active]
+        self.noise_sd, self.theta_norm, self.delta, self.alpha = noise_sd, theta_norm, delta, alpha
+        self.arm_norm = float(np.sqrt((stats.X**2).sum(axis=1).max()))
+
+    def choose(self) -> int:
+        s = self.stats
+        beta = self.alpha * oful_radius(s.n, s.d, self.noise_sd, s.reg, self.arm_norm, self.theta_norm, self.delta)
+        ucb = self.Xa @ s.theta + beta * np.sqrt(np.maximum(s.w[self.active], 0.0))
+        return int(self.active[int(np.argmax(ucb))])
+
+    def observe(self, arm: int, reward: float) -> None:
+        self.stats.add(arm, reward)
+
+
+class PhasedEliminationCore:
+    """Phased elimination with G-optimal designs (Lattimore & Szepesvári 2020, Algorithm 12).
+
+    Phase l uses accuracy ``eps_l = eps0 * 2**-(l-1)``: it plays the G-optimal design
+    of the active arms ``ceil(2 d sigma^2 / eps_l^2 * log(k l (l + 1) / delta))`` times,
+    estimates theta from that phase's data only, and removes every arm ``a`` with
+    ``max_b <theta, b - a> > 2 eps_l``.
+    """
+
+    def __init__(self, arms: np.ndarray, active: np.ndarray, noise_sd: float, delta: float, eps0: float = 0.5, reg: float = 1e-6):
+        self.X = arms
+        self.active = np.asarray(active, dtype=np.int64)
+        self.noise_sd, self.delta, self.reg = noise_sd, delta, reg
+        self.eps = float(eps0)
+        self.phase = 0
+        self.queue = np.zeros(0, dtype=np.int64)
+        self.pos = 0
+        self._pulled: list[int] = []
+        self._rewards: list[float] = []
+        self.design_calls = 0
+        self.eliminated_history: list[int] = []
+
+    def _start_phase(self) -> None:
+        self.phase += 1
+        if self.phase > 1:
+            self.eps /= 2.0
+        k = len(self.active)
+        Xa = self.X[self.active]
+        if k == 1:
+            self.queue = self.active.copy()
+        else:
+            lam = g_optimal_design(Xa)
+            self.design_calls += 1
+            lam = np.where(lam >= 1e-3 / k, lam, 0.0)
+            lam /= lam.sum()
+            r = min(Xa.shape[1], int(np.sum(lam > 0)))
+            n = math.ceil(2.0 * r * self.noise_sd**2 / self.eps**2 * math.log(k * self.phase * (self.phase + 1) / self.delta))
+            n = max(n, int(np.sum(lam > 0)))
+            counts = design_allocation(lam, n)
+            self.queue = np.repeat(self.active, counts)
+        self.pos = 0
+        self._pulled, self._rewards = [], []
+
+    def _end_phase(self) -> None:
+        if len(self.active) > 1 and self._pulled:
+            idx = np.asarray(self._pulled)
+            Xp = self.X[idx]
+            V = Xp.T @ Xp + self.reg * np.eye(self.X.shape[1])
+            theta = np.linalg.lstsq(V, Xp.T @ np.asarray(self._rewards), rcond=None)[0]
+            est = self.X[self.active] @ theta
+            keep = est >= est.max() - 2.0 * self.eps
+            self.eliminated_history.append(int(np.sum(~keep)))
+            self.active = self.active[keep]
+
+    def choose(self) -> int:
+        if self.pos >= len(self.queue):
+            if self.phase > 0:
+                self._end_phase()
+            self._start_phase()
+        a = int(self.queue[self.pos])
+        self.pos += 1
+        return a
+
+    def observe(self, arm: int, reward: float) -> None:
+        self._pulled.append(arm)
+        self._rewards.append(reward)
+
+
+def _horizon(info: dict[str, Any], spec: AgentSpec | None) -> int:
+    if "horizon" in info:
+        return int(info["horizon"])
+    if spec is not None and "horizon" in spec.env_kwargs:
+        return int(spec.env_kwargs["horizon"])
+    return DEFAULT_HORIZON
+
+
+def _arms(obs: Any) -> np.ndarray:
+    if not isinstance(obs, dict) or "arms" not in obs:
+        raise TypeError(
+            "linear bandit agents need observations with an 'arms' entry (icmlgym/FairLinearBandit-v0); "
+            f"got {type(obs).__name__}"
+        )
+    X = np.array(obs["arms"], dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"obs['arms'] must be a (K, d) array, got shape {X.shape}")
+    return X
+
+
+class LinearBanditAgent(BaseAgent):
+    """Base class: reads the arms and horizon on the first ``act``, then ``_choose``/``_observe``."""
+
+    def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, delta: float | None = None) -> None:
+        super().__init__()
+        if not noise_sd > 0:
+            raise ValueError(f"noise_sd must be positive, got {noise_sd}")
+        if delta is not None and not 0 < delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {delta}")
+        self.noise_sd = float(noise_sd)
+        self.delta_arg = delta
+        self._ready = False
+
+    def reset(self, seed: int | None, spec: AgentSpec) -> None:
+        super().reset(seed, spec)
+        self._ready = False
+        self.t = 0
+
+    def act(self, obs: Any, info: dict[str, Any]) -> int:
+        if not self._ready:
+            self.X = _arms(obs)
+            self.K, self.d = self.X.shape
+            self.T = _horizon(info, self.spec)
+            self.delta = self.delta_arg if self.delta_arg is not None else 1.0 / self.T
+            self._setup()
+            self._ready = True
+        return self._choose()
+
+    def update(self, obs, action, reward, next_obs, terminated, truncated, info) -> None:
+        self._observe(int(action), float(reward))
+        self.t += 1
+
+    def _setup(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _choose(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _observe(self, arm: int, reward: float) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class LinUCBAgent(LinearBanditAgent):
+    """LinUCB / OFUL: ridge estimate plus the self-normalised confidence radius.
+
+    Args:
+        noise_sd: sub-Gaussian scale of the noise (default: the paper's sqrt(0.5)).
+        reg: ridge regulariser lambda.
+        theta_norm: a bound S on ``||theta*||`` (1 for the synthetic instances).
+        alpha: multiplier of the radius (1 = the theoretical radius).
+        delta: confidence level (default 1/T).
+    """
+
+    name = "fairbandit-linucb"
+
+    def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, reg: float = 1.0, theta_norm: float = 1.0, alpha: float = 1.0, delta: float | None = None):
+        super().__init__(noise_sd, delta)
+        if reg <= 0 or theta_norm < 0 or alpha < 0:
+            raise ValueError(f"need reg > 0, theta_norm >= 0, alpha >= 0; got {reg}, {theta_norm}, {alpha}")
+        self.reg, self.theta_norm, self.alpha = reg, theta_norm, alpha
+
+    def _setup(self) -> None:
+        self.stats = RidgeStatistics(self.X, self.reg)
+        self.core = UCBCore(self.stats, np.arange(self.K), self.noise_sd, self.theta_norm, self.delta, self.alpha)
+
+    def _choose(self) -> int:
+        return self.core.choose()
+
+    def _observe(self, arm: int, reward: float) -> None:
+        self.stats.add(arm, reward)
+
+
+class LinTSAgent(LinearBanditAgent):
+    """Linear Thompson sampling: play argmax ``x theta~`` with ``theta~ ~ N(theta_hat, v^2 V^{-1})``.
+
+    Args:
+        scale: v / noise_sd (1: the Bayesian posterior under a N(0, I/reg) prior; Agrawal &
+            Goyal's theoretical inflation is ``sqrt(9 d log(T/delta))``).
+        reg: ridge regulariser (prior precision).
+    """
+
+    name = "fairbandit-lints"
+
+    def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, reg: float = 1.0, scale: float = 1.0, delta: float | None = None):
+        super().__init__(noise_sd, delta)
+        if reg <= 0 or scale <= 0:
+            raise ValueError(f"need reg > 0 and scale > 0; got {reg}, {scale}")
+        self.reg, self.scale = reg, scale
+
+    def _setup(self) -> None:
+        self.stats = RidgeStatistics(self.X, self.reg)
+
+    def _choose(self) -> int:
+        s = self.stats
+        L = np.linalg.cholesky(s.Vinv + 1e-12 * np.eye(self.d))
+        theta = s.theta + self.scale * self.noise_sd * (L @ self.np_random.standard_normal(self.d))
+        return int(np.argmax(self.X @ theta))
+
+    def _observe(self, arm: int, reward: float) -> None:
+        self.stats.add(arm, reward)
+
+
+class PhasedEliminationAgent(LinearBanditAgent):
+    """Phased elimination with G-optimal (Kiefer–Wolfowitz) designs over the surviving arms."""
+
+    name = "fairbandit-pe"
+
+    def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, eps0: float = 0.5, delta: float | None = None):
+        super().__init__(noise_sd, delta)
+        if not eps0 > 0:
+            raise ValueError(f"eps0 must be positive, got {eps0}")
+        self.eps0 = eps0
+
+    def _setup(self) -> None:
+        self.core = PhasedEliminationCore(self.X, np.arange(self.K), self.noise_sd, self.delta, self.eps0)
+
+    def _choose(self) -> int:
+        return self.core.choose()
+
+    def _observe(self, arm: int, reward: float) -> None:
+        self.core.observe(arm, reward)
+
+
+class ExploreThenCommitAgent(LinearBanditAgent):
+    """Explore with the G-optimal design for ``explore_rounds``, then always play the greedy arm.
+
+    Default ``explore_rounds = ceil(d^(1/3) T^(2/3))``, the usual ETC tuning with the
+    d directions of the design in place of K arms.
+    """
+
+    name = "fairbandit-etc"
+
+    def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, explore_rounds: int | None = None):
+        super().__init__(noise_sd, None)
+        if explore_rounds is not None and int(explore_rounds) < 1:
+            raise ValueError(f"explore_rounds must be positive, got {explore_rounds}")
+        self.explore_rounds = explore_rounds
+
+    def _setup(self) -> None:
+        n = self.explore_rounds or math.ceil(self.d ** (1 / 3) * self.T ** (2 / 3))
+        n = min(int(n), self.T)
+        lam = g_optimal_design(self.X)
+        queue = np.repeat(np.arange(self.K), design_allocation(lam, n))
+        self.queue = queue[self.np_random.permutation(len(queue))]
+        self.stats = RidgeStatistics(self.X, 1e-6)
+        self.best: int | None = None
+
+    def _choose(self) -> int:
+        if self.t < len(self.queue):
+            return int(self.queue[self.t])
+        if self.best is None:
+            self.stats.refresh()
+            self.best = int(np.argmax(self.X @ self.stats.theta))
+        return self.best
+
+    def _observe(self, arm: int, reward: float) -> None:
+        if self.t < len(self.queue):
+            self.stats.add(arm, reward)
+
+
+class LinNashAgent(LinearBanditAgent):
+    """LinNash (Sawarni, Pal & Barman, NeurIPS 2023), Algorithm 1 as we read it.
+
+    Part I (``T~ = ceil(3 sqrt(T d nu log(T K)))`` rounds): each round plays an arm
+    drawn, with probability 1/2 each, from the D-optimal design of all arms or from
+    the John-ellipsoid distribution (whose mean is the ellipsoid centre, so every
+    round's expected reward is at least ``mu* / (2 (d + 1))``). Then theta is
+    estimated by least squares and arms are kept if their upper Nash confidence
+    bound reaches the largest lower one, with the estimate-scaled widths
+    ``c * sqrt(<x, theta> d nu log(T K) / n)`` (``c = 6``).
+
+    Part II: phases of doubling length ``T'`` (starting from ``2 T~ / 3``): each plays
+    the D-optimal design of the surviving arms ``ceil(lam_x T')`` times, re-estimates
+    theta from the phase's data and eliminates with the same Nash confidence bounds.
+
+    Args:
+        nu: the sub-Poisson parameter of the rewards (1 for rewards in [0, 1]).
+        width: the constant ``c`` of the Nash confidence widths.
+    """
+
+    name = "fairbandit-linnash"
+
+    def __init__(self, nu: float = 1.0, width: float = 6.0, noise_sd: float = DEFAULT_NOISE_SD):
+        super().__init__(noise_sd, None)
+        if nu <= 0 or width < 0:
+            raise ValueError(f"need nu > 0 and width >= 0; got {nu}, {width}")
+        self.nu, self.width = nu, width
+
+    def _setup(self) -> None:
+        self.logTK = math.log(self.T * self.K)
+        self.t1 = min(self.T, math.ceil(3.0 * math.sqrt(self.T * self.d * self.nu * self.logTK)))
+        lam = g_optimal_design(self.X)
+        john = john_ellipsoid_distribution(self.X)
+        rng = self.np_random
+        from_john = rng.random(self.t1) < 0.5
+        seq = np.where(from_john, rng.choice(self.K, self.t1, p=john), rng.choice(self.K, self.t1, p=lam))
+        self.queue = seq.astype(np.int64)
+        self.pos = 0
+        self.active = np.arange(self.K)
+        self.phase_len = 2.0 * self.t1 / 3.0
+        self.phase = 0
+        self._pulled: list[int] = []
+        self._rewards: list[float] = []
+
+    def _eliminate(self, n: float) -> None:
+        idx = np.asarray(self._pulled)
+        Xp = self.X[idx]
+        V = Xp.T @ Xp + 1e-6 * np.eye(self.d)
+        theta = np.linalg.lstsq(V, Xp.T @ np.asarray(self._rewards), rcond=None)[0]
+        est = self.X[self.active] @ theta
+        half = self.width * np.sqrt(np.maximum(est, 0.0) * self.d * self.nu * self.logTK / n)
+        keep = est + half >= np.max(est - half)
+        self.active = self.active[keep]
+
+    def _next_phase(self) -> None:
+        self._eliminate(len(self._pulled))
+        self.phase += 1
+        self.phase_len *= 2.0
+        if len(self.active) == 1:
+            counts = np.array([math.ceil(self.phase_len)])
+        else:
+            lam = g_optimal_design(self.X[self.active])
+            lam = np.where(lam >= 1e-3 / len(self.active), lam, 0.0)
+            counts = np.ceil(lam / lam.sum() * self.phase_len).astype(np.int64)
+        self.queue = np.repeat(self.active, counts)
+        self.pos = 0
+        self._pulled, self._rewards = [], []
+
+    def _choose(self) -> int:
+        if self.pos >= len(self.queue):
+            self._next_phase()
+        a = int(self.queue[self.pos])
+        self.pos += 1
+        return a
+
+    def _observe(self, arm: int, reward: float) -> None:
+        self._pulled.append(arm)
+        self._rewards.append(reward)
