@@ -1,0 +1,92 @@
+"""Sketches of resettable streams under adaptive attack (Cohen, Gribelyuk, Nelson & Stemmer, ICML 2026).
+
+One env, ``icmlgym/SketchAttack-v0``, whose defender is a kwarg. Two
+leaderboard tracks through the ordinary leaderboard:
+
+- attackers, ranked by success rate against each defender: one suite per
+  defender, ``sketch-vs-<defender>`` (the env with ``defender=<name>``);
+- defenders, ranked by their worst error over every registered attacker at
+  matched space: :func:`icmlgym.envs.sketch.tracks.defender_table` over the
+  leaderboard's episodes (suite ``sketch-defenders`` runs them all).
+"""
+
+from icmlgym.catalog import AgentInfo, TaskCard, Tier
+
+ENV_ID = "icmlgym/SketchAttack-v0"
+
+# defender -> the env kwargs of its track (the linear sketch does not estimate cardinality)
+DEFENDER_TRACKS: dict[str, dict] = {
+    "exact": {"defender": "exact"},
+    "bernoulli": {"defender": "bernoulli"},
+    "bottomk": {"defender": "bottomk"},
+    "sample-hold": {"defender": "sample-hold"},
+    "switching": {"defender": "switching"},
+    "dp-median": {"defender": "dp-median"},
+    "dp-tree": {"defender": "dp-tree"},
+    "theta": {"defender": "theta"},
+    "linear": {"defender": "linear", "statistic": "sum"},
+}
+
+ATTACKERS: tuple[str, ...] = (
+    "sketch-probe-reset",
+    "sketch-probe-average",
+    "sketch-linear-descent",
+    "sketch-oblivious-random",
+    "sketch-oblivious-worst",
+    "random",
+)
+
+CARDS = [
+    TaskCard(
+        id=ENV_ID,
+        family="sketch",
+        paper="Cohen, Gribelyuk, Nelson & Stemmer, Adaptively robust sketches for resettable streams (ICML 2026, arXiv 2601.21989)",
+        entry_point="icmlgym.envs.sketch.attack_env:SketchAttackEnv",
+        kind="single",
+        primary_metric="success",
+        direction="max",
+        cost_units=("updates", "queries"),
+        tiers={
+            "smoke": Tier(episodes=2, env_kwargs={"update_budget": 600, "query_budget": 600}, seeds=3),
+            "standard": Tier(episodes=5, env_kwargs={"n_keys": 4000, "space": 2400, "update_budget": 4000, "query_budget": 4000}, seeds=5),
+            "full": Tier(episodes=10, env_kwargs={"n_keys": 20000, "space": 12000, "update_budget": 20000, "query_budget": 20000}, seeds=10),
+        },
+        extra="sketch",
+        reference_agent="sketch-probe-reset",
+        baselines=tuple(a for a in ATTACKERS if a != "sketch-probe-reset"),
+        # success rate against the default defender (bernoulli), smoke tier, seeds 0..9 x 2 episodes:
+        # random = sketch-oblivious-random's rate, reference = sketch-probe-reset's rate.
+        # Measured with `python benchmarks/sketch_refs.py`.
+        score_refs={"smoke": (0.0, 1.0)},
+        suites=("smoke",),
+        description="adaptive attacks on sketches of resettable streams; defender chosen by kwarg",
+        default_kwargs={},
+    )
+]
+
+SUITES = {f"sketch-vs-{name}": [(ENV_ID, kwargs)] for name, kwargs in DEFENDER_TRACKS.items()}
+SUITES["sketch-defenders"] = [(ENV_ID, kwargs) for kwargs in DEFENDER_TRACKS.values()]
+
+AGENTS = {
+    "sketch-probe-reset": AgentInfo(
+        "icmlgym.agents.sketch:ProbeResetAttack",
+        kind="reference",
+        description="adaptive probe-and-reset: insert a key, query, reset it if the answer rose more than the truth, keep it otherwise",
+    ),
+    "sketch-probe-average": AgentInfo(
+        "icmlgym.agents.sketch:ProbeAverageAttack",
+        description="probe-and-reset reading each answer as the mean of 5 queries (defeats per-query noise)",
+    ),
+    "sketch-linear-descent": AgentInfo(
+        "icmlgym.agents.sketch:LinearDescentAttack",
+        description="attack on linear (CountSketch-style) median estimators: keep and re-add keys the estimate under-counts",
+    ),
+    "sketch-oblivious-random": AgentInfo(
+        "icmlgym.baselines.sketch:ObliviousRandomStream",
+        description="oblivious random stream: random increments and resets, queries spread evenly",
+    ),
+    "sketch-oblivious-worst": AgentInfo(
+        "icmlgym.baselines.sketch:ObliviousWorstCaseStream",
+        description="fixed worst-case oblivious stream: sliding-window churn, a heavy key for sum/lp",
+    ),
+}
