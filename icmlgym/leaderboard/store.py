@@ -204,7 +204,7 @@ class Store:
             cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
             cur.execute("PRAGMA foreign_keys = ON")
             if self.path is not None:
-                cur.execute("PRAGMA journal_mode = WAL")
+                # WAL itself is switched on in _initialise, once the file is known to be ours
                 cur.execute("PRAGMA synchronous = NORMAL")
             cur.close()
 
@@ -277,6 +277,16 @@ class Store:
         self._load_meta()
 
     def _load_meta(self) -> None:
+        if self.path is not None:
+            # persistent in the file: readers and writers no longer block each other
+            raw = self.engine.raw_connection()
+            try:
+                cur = raw.cursor()
+                if cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    cur.execute("PRAGMA journal_mode = WAL")
+                cur.close()
+            finally:
+                raw.close()
         with self.engine.connect() as conn:
             self.meta = dict(conn.execute(sa.select(S.meta.c.key, S.meta.c.value)).all())
 
