@@ -152,3 +152,120 @@ def leak_drift(game: NormalFormGame, sigma: np.ndarray, profiles: Iterable[Profi
         if outside:
             worst = max(worst, float(gains[off[i] + np.array(outside)].max()))
     return worst
+
+
+class PlayStatistics:
+    """Accumulates a repeated game's play and turns it into the family's episode metrics.
+
+    Feed it one profile distribution per round (:meth:`add`): a one-hot for realised
+    pure play, or the product of the players' mixed strategies. It keeps the
+    time-averaged distribution, the distribution over the final ``tail`` fraction of
+    rounds, and per-window distributions at ``n_checkpoints`` checkpoints (for
+    the mass on each sink component over time).
+
+    Args:
+        game: the game.
+        horizon: the number of rounds.
+        sinks: the sink components of the game's preference graph.
+        n_checkpoints: windows over which sink mass is recorded.
+        tail: fraction of final rounds that define the tail distribution.
+        absorption_threshold: sink mass that counts as absorbed (see :func:`absorption`).
+        support_tol: tail mass that puts a profile in the tail support.
+    """
+
+    def __init__(
+        self,
+        game: NormalFormGame,
+        horizon: int,
+        sinks: Sequence[frozenset],
+        n_checkpoints: int = 50,
+        tail: float = 0.2,
+        absorption_threshold: float = 0.9,
+        support_tol: float = 1e-2,
+    ) -> None:
+        self.game = game
+        self.horizon = int(horizon)
+        self.sinks = list(sinks)
+        self.G = deviation_gain_matrix(game)
+        self.n_checkpoints = max(1, min(int(n_checkpoints), self.horizon))
+        self.window = int(np.ceil(self.horizon / self.n_checkpoints))
+        self.tail_start = self.horizon - max(1, int(round(tail * self.horizon)))
+        self.absorption_threshold = absorption_threshold
+        self.support_tol = support_tol
+        self._sink_index = np.zeros((game.n_profiles, max(1, len(self.sinks))))
+        for k, s in enumerate(self.sinks):
+            for p in s:
+                self._sink_index[game.profile_index(p), k] = 1.0
+        self.reset()
+
+    def reset(self) -> None:
+        p = self.game.n_profiles
+        self.t = 0
+        self.total = np.zeros(p)
+        self.tail_total = np.zeros(p)
+        self.window_total = np.zeros(p)
+        self.window_count = 0
+        self.curve: list[np.ndarray] = []
+        self.curve_times: list[int] = []
+        self.payoff_sum = np.zeros(self.game.n_players)
+
+    def add(self, dist: np.ndarray | None = None, index: int | None = None, payoffs: np.ndarray | None = None) -> None:
+        """Record one round: a profile distribution ``dist`` or a realised profile ``index``."""
+        if index is not None:
+            self.total[index] += 1.0
+            self.window_total[index] += 1.0
+            if self.t >= self.tail_start:
+                self.tail_total[index] += 1.0
+        else:
+            self.total += dist
+            self.window_total += dist
+            if self.t >= self.tail_start:
+                self.tail_total += dist
+        if payoffs is not None:
+            self.payoff_sum += payoffs
+        self.t += 1
+        self.window_count += 1
+        if self.window_count == self.window or self.t == self.horizon:
+            self.curve.append(self.window_total @ self._sink_index / self.window_count)
+            self.curve_times.append(self.t)
+            self.window_total[:] = 0.0
+            self.window_count = 0
+
+    def sink_mass_curve(self) -> np.ndarray:
+        """``(K, n_sinks)``: mass of each window's play on each sink component."""
+        if not self.curve:
+            return np.zeros((0, len(self.sinks)))
+        return np.stack(self.curve)[:, : len(self.sinks)]
+
+    def metrics(self) -> dict[str, float]:
+        """The episode's scalar metrics (see the env docstrings for their definitions)."""
+        t = max(self.t, 1)
+        sigma = self.total / t
+        tail = self.tail_total / max(self.t - self.tail_start, 1)
+        regret = external_regret(self.game, sigma, t, self.G)
+        curve = self.sink_mass_curve()
+        k, when = absorption(curve, np.asarray(self.curve_times), self.absorption_threshold)
+        support = tail_support(self.game, tail, self.support_tol)
+        n_viol, max_gain = closure_violation_stats(self.game, support)
+        from icmlgym.envs.games.preference_graph import leak as vertex_leak
+
+        out = {
+            "external_regret": float(np.mean(regret) / t),
+            "max_external_regret": float(np.max(regret) / t),
+            "cce_gap": cce_gap(self.game, sigma, self.G),
+            "cce_distance": cce_distance(self.game, sigma, self.G),
+            "n_sinks": float(len(self.sinks)),
+            "sink_mass_final": float(curve[-1].sum()) if len(curve) else 0.0,
+            "absorbed": float(k >= 0),
+            "absorbing_sink": float(k),
+            "time_to_absorption": float(when) if k >= 0 else float(self.t),
+            "tail_support_size": float(len(support)),
+            "closure_violations": float(n_viol),
+            "closure_violation_max_gain": float(max_gain),
+            "leak_span": vertex_leak(self.game, support) if support else 0.0,
+            "leak_drift": leak_drift(self.game, tail, support, self.G) if support else 0.0,
+            "average_payoff": float(np.mean(self.payoff_sum) / t),
+        }
+        for i, r in enumerate(regret):
+            out[f"external_regret_player_{i}"] = float(r / t)
+        return out
