@@ -24,7 +24,7 @@ from icmlgym.agents.protocol import AgentSpec, BaseAgent
 
 
 class IncumbentAgent(BaseAgent):
-    """Keep-what-wins optimiser over the arena's edit vector (``ChoiceArena-v0`` observations).
+    """Keep-what-wins optimiser over the arena's edit vector (ChoiceArena-v0 or one ChoiceMarket-v0 seller).
 
     Subclasses implement :meth:`propose` (an edit index and an absolute magnitude,
     given the incumbent edit vector) and may use :meth:`feedback`. This class
@@ -65,6 +65,17 @@ class IncumbentAgent(BaseAgent):
         return None
 
     # -- machinery
+    @staticmethod
+    def _horizon(obs: dict[str, np.ndarray]) -> int:
+        return int(obs["history"].shape[0] if "history" in obs else obs["shares"].shape[0])
+
+    def _value(self, obs: dict[str, np.ndarray]) -> float:
+        """The observed win estimate: ChoiceArena's ``win_rate``, or ChoiceMarket's own share last round."""
+        if "win_rate" in obs:
+            return float(obs["win_rate"][0])
+        done = int(round((1.0 - float(obs["budget_left"][0])) * self._horizon(obs)))
+        return float(obs["shares"][done - 1, 0]) if done > 0 else 1.0 / obs["shares"].shape[1]
+
     def _score(self, win: float, ssim: float) -> float:
         return win - self.lam * (1.0 - ssim)
 
@@ -76,10 +87,10 @@ class IncumbentAgent(BaseAgent):
         theta = np.asarray(obs["theta"], dtype=np.float32)
         if self.theta_inc is None:
             self.theta_inc = theta.copy()
-            self.value_inc = float(obs["win_rate"][0])
+            self.value_inc = self._value(obs)
             self.n_inc = 1
             self.ssim_inc = float(obs["ssim"][0])
-        steps_left = int(round(float(obs["budget_left"][0]) * obs["history"].shape[0]))
+        steps_left = int(round(float(obs["budget_left"][0]) * self._horizon(obs)))
         diff = np.flatnonzero(theta != self.theta_inc)
         if len(diff):
             e = int(diff[0])
@@ -99,7 +110,7 @@ class IncumbentAgent(BaseAgent):
         if self._last is None or self.theta_inc is None:
             return
         kind, e, m = self._last
-        win = float(next_obs["win_rate"][0])
+        win = self._value(next_obs)
         ssim = float(next_obs["ssim"][0])
         theta = np.asarray(next_obs["theta"], dtype=np.float32)
         if kind == "revert" or np.array_equal(theta, self.theta_inc):

@@ -21,7 +21,7 @@ CARDS = [
         direction="max",
         cost_units=("queries", "chooser_errors", "edits", "env_steps"),
         tiers={
-            "smoke": Tier(episodes=1, env_kwargs={"image_size": 64, "edit_budget": 12, "queries_per_step": 24}, seeds=3),
+            "smoke": Tier(episodes=1, env_kwargs={"image_size": 64, "edit_budget": 20, "queries_per_step": 24}, seeds=3),
             "standard": Tier(episodes=3, env_kwargs={"image_size": 96, "edit_budget": 24, "queries_per_step": 48}, seeds=5),
             "full": Tier(episodes=5, env_kwargs={"image_size": 224, "edit_budget": 40, "queries_per_step": 96}, seeds=10),
         },
@@ -31,6 +31,27 @@ CARDS = [
         score_refs={},
         suites=("arena",),
         description="edit a product photo to raise its head-to-head win rate with a VLM-like chooser (SSIM-penalised)",
+    ),
+    TaskCard(
+        id="icmlgym/ChoiceMarket-v0",
+        family="arena",
+        paper=PAPER,
+        entry_point="icmlgym.envs.arena.choice_market:ChoiceMarketEnv",
+        kind="multi",
+        primary_metric="mean_objective",
+        direction="max",
+        cost_units=("queries", "chooser_errors", "env_steps"),
+        tiers={
+            "smoke": Tier(episodes=1, env_kwargs={"n_sellers": 4, "rounds": 8, "queries_per_round": 32}, seeds=3),
+            "standard": Tier(episodes=3, env_kwargs={"n_sellers": 4, "rounds": 20, "queries_per_round": 64, "image_size": 96}, seeds=5),
+            "full": Tier(episodes=5, env_kwargs={"n_sellers": 6, "rounds": 40, "queries_per_round": 128, "image_size": 224}, seeds=10),
+        },
+        extra="arena",
+        reference_agent="arena-vpo",
+        baselines=("arena-no-edit", "random", "arena-greedy", "arena-cem", "arena-ucb"),
+        score_refs={},
+        suites=("arena",),
+        description="sellers edit their product photos on a shared grid; reward = share of a VLM-like shopper's choices",
     ),
 ]
 
