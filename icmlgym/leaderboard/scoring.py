@@ -175,7 +175,10 @@ def suite_table(runs: pd.DataFrame, tasks: Sequence[str] | None = None, n_boot: 
     has_refs = runs.groupby("task")["refs"].first().map(lambda r: r is not None and not (isinstance(r, float) and np.isnan(r)))
     unnormalised = [t for t in all_tasks if not bool(has_refs.get(t, False))]
     if unnormalised:
-        notes.append(f"{len(unnormalised)} task(s) have no normalisation references and are not aggregated: {', '.join(unnormalised)}")
+        notes.append(
+            f"{len(unnormalised)} task(s) have no normalisation references and are not aggregated "
+            f"(the catalog's references cover an env at its tier's defaults; give refs= for others): {', '.join(unnormalised)}"
+        )
     norm_tasks = [t for t in all_tasks if t not in unnormalised]
     rng = np.random.default_rng(seed)
     rows = []
@@ -284,7 +287,9 @@ def attach_scores(runs: pd.DataFrame, refs: Mapping[str, tuple[float, float]] | 
     runs["seeds_required"] = [i["seeds_required"] for i in info_rows]
     task_refs = []
     for task, env_id, info in zip(runs["task"], runs["env_id"], info_rows):
-        r = info["refs"]
+        # the catalog's references are for the env as its tier makes it; a task with the user's
+        # own kwargs (another horizon, another sub-task) is a different problem and needs its own
+        r = info["refs"] if task == env_id else None
         if refs is not None:
             r = refs.get(task, refs.get(env_id, r))
             if r is not None:
