@@ -98,10 +98,22 @@ class PlannerAgent(BaseAgent):
         goal = self.tracker.current(info)
         if goal is None:
             return survival_subgoal(inv)
+        if self.zombie_close(obs["semantic"]):
+            return Subgoal("attack", "zombie")  # fight back: zombies are the main cause of death
         urgent = survival_subgoal(inv, low=3)
         if urgent.verb in ("collect", "attack") and goal not in ("collect_drink", "eat_cow"):
             return urgent  # drink or eat before a task step when a stat is nearly gone
         return next_subgoal(self.tree, goal, inv, knowledge)
+
+    def zombie_close(self, sem: np.ndarray, radius: int = 2) -> bool:
+        cells = np.argwhere(sem == self.tree.semantic_id("zombie"))
+        return bool(len(cells)) and int(np.abs(cells - np.array(CENTER)).sum(1).min()) <= radius
+
+    def safe_random_move(self, sem: np.ndarray) -> str:
+        """A random move into a passable cell (never into lava or water)."""
+        free = [d for d, (dx, dy) in DIRECTIONS.items() if self.passable[sem[CENTER[0] + dx, CENTER[1] + dy]]]
+        options = free or list(DIRECTIONS)
+        return f"move_{options[int(self.np_random.integers(len(options)))]}"
 
     def local_adjacent(self, sem: np.ndarray, station: str) -> bool:
         near = sem[CENTER[0] - 1: CENTER[0] + 2, CENTER[1] - 1: CENTER[1] + 2]
@@ -194,22 +206,22 @@ class HierarchicalAgent(PlannerAgent):
             if direction is None:  # next to it already: face it and act
                 d = _dir(pos, cell)
                 motor = "do" if interact and self._facing(obs) == d else f"move_{d}"
-                return self._motor(thought, motor, pos)
-            return self._motor(thought, f"move_{direction}", pos)
+                return self._motor(thought, motor, pos, sem)
+            return self._motor(thought, f"move_{direction}", pos, sem)
         # not known anywhere: walk to the nearest frontier of the explored area
         frontier = self._frontier()
         direction, _, dist = bfs_next_step(mem.grid, pos, frontier, grid_pass, adjacent=False)
         if dist > 0 and direction:
-            return self._motor(thought, f"move_{direction}", pos)
+            return self._motor(thought, f"move_{direction}", pos, sem)
         return {"skill": "explore"}
 
     def _facing(self, obs: dict[str, Any]) -> str:
         return list(DIRECTIONS)[int(obs["facing"])]
 
-    def _motor(self, thought: str, motor: str, pos: tuple[int, int]) -> dict[str, Any]:
+    def _motor(self, thought: str, motor: str, pos: tuple[int, int], sem: np.ndarray) -> dict[str, Any]:
         # a move that did not move us last time (a cow in the way): side-step at random
         if motor.startswith("move_") and motor == self.last_motor and pos == self.last_pos:
-            motor = MOTOR_MOVES[int(self.np_random.integers(4))]
+            motor = self.safe_random_move(sem)
         self.last_motor, self.last_pos = motor, pos
         return {"skill": thought, "motor": motor}
 

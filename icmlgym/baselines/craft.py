@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from icmlgym.agents.craft import MOTOR_MOVES, PlannerAgent, _dir
+from icmlgym.agents.craft import PlannerAgent, _dir
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
 from icmlgym.envs.craft.navigation import DIRECTIONS, bfs_next_step, ids_of
 from icmlgym.envs.craft.planner import StationKnowledge, Subgoal
@@ -156,11 +156,11 @@ class OracleAgent(PlannerAgent):
         targets = np.isin(world, ids_of(self.tree, names))
         direction, cell, dist = bfs_next_step(world, pos, targets, self.passable, adjacent=True)
         if dist < 0 or cell is None:
-            return {"motor": MOTOR_MOVES[int(self.np_random.integers(4))]}
+            return {"motor": self.safe_random_move(sem)}
         if direction is not None:
             motor = f"move_{direction}"
             if self.last == (motor, pos):  # blocked by a creature: side-step
-                motor = MOTOR_MOVES[int(self.np_random.integers(4))]
+                motor = self.safe_random_move(sem)
             self.last = (motor, pos)
             return {"motor": motor}
         d = _dir(pos, cell)
