@@ -109,6 +109,8 @@ class TaskCard:
     suites: tuple[str, ...] = ()
     description: str = ""
     default_kwargs: dict[str, Any] = field(default_factory=dict)
+    # optional "module:Class" of a gymnasium.vector.VectorEnv for gym.make_vec(..., vectorization_mode="vector_entry_point")
+    vector_entry_point: str | None = None
 
     @property
     def installed(self) -> bool:

@@ -40,7 +40,9 @@ def _register_card(c: TaskCard) -> None:
     add_card(c)
     if c.kind == "single":
         if c.id not in gym.registry:
-            gym.register(id=c.id, entry_point=c.entry_point, kwargs=dict(c.default_kwargs))
+            gym.register(
+                id=c.id, entry_point=c.entry_point, vector_entry_point=c.vector_entry_point, kwargs=dict(c.default_kwargs)
+            )
     else:
         from pettingzoo.env_registry.registration import parallel_registry, register
 
