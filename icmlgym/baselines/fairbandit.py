@@ -46,32 +46,36 @@ class RidgeStatistics:
         self.X = arms
         self.d = arms.shape[1]
         self.reg = float(reg)
-        self.V = self.reg * np.eye(self.d)
+        self.counts = np.zeros(arms.shape[0])  # pulls per arm: V is rebuilt from them exactly
         self.Vinv = np.eye(self.d) / self.reg
         self.b = np.zeros(self.d)
         self.w = np.einsum("ij,ij->i", arms, arms) / self.reg
         self.n = 0
         self.refresh_every = int(refresh_every)
 
+    @property
+    def V(self) -> np.ndarray:
+        """The regularised Gram matrix ``reg * I + sum over pulls of x x^T``."""
+        return self.reg * np.eye(self.d) + self.X.T @ (self.counts[:, None] * self.X)
+
     def add(self, arm: int, reward: float) -> None:
         x = self.X[arm]
-        self.V += np.outer(x, x)
+        self.counts[arm] += 1.0
         self.b += reward * x
         self.n += 1
         if self.n % self.refresh_every == 0:
             self.refresh()
             return
         u = self.Vinv @ x
-        denom = 1.0 + x @ u
-        self.Vinv -= np.outer(u, u) / denom
+        inv_denom = 1.0 / (1.0 + x @ u)
+        self.Vinv -= (u[:, None] * inv_denom) * u
         xu = self.X @ u
-        self.w -= xu * xu / denom
+        self.w -= xu * xu * inv_denom
 
     def add_batch(self, arms: np.ndarray, rewards: np.ndarray) -> None:
         """Add many pulls at once, then refresh exactly."""
-        Xa = self.X[arms]
-        self.V += Xa.T @ Xa
-        self.b += Xa.T @ rewards
+        np.add.at(self.counts, arms, 1.0)
+        self.b += self.X[arms].T @ rewards
         self.n += len(arms)
         self.refresh()
 
@@ -98,12 +102,15 @@ class UCBCore:
         self.Xa = stats.X[self.active]
         self.noise_sd, self.theta_norm, self.delta, self.alpha = noise_sd, theta_norm, delta, alpha
         self.arm_norm = float(np.sqrt((stats.X**2).sum(axis=1).max()))
+        self.all_arms = len(self.active) == stats.X.shape[0]
 
     def choose(self) -> int:
         s = self.stats
         beta = self.alpha * oful_radius(s.n, s.d, self.noise_sd, s.reg, self.arm_norm, self.theta_norm, self.delta)
-        ucb = self.Xa @ s.theta + beta * np.sqrt(np.maximum(s.w[self.active], 0.0))
-        return int(self.active[int(np.argmax(ucb))])
+        w = s.w if self.all_arms else s.w[self.active]
+        ucb = self.Xa @ s.theta + beta * np.sqrt(np.maximum(w, 0.0))
+        i = int(np.argmax(ucb))
+        return i if self.all_arms else int(self.active[i])
 
     def observe(self, arm: int, reward: float) -> None:
         self.stats.add(arm, reward)
