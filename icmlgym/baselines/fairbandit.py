@@ -72,13 +72,6 @@ class RidgeStatistics:
         xu = self.X @ u
         self.w -= xu * xu * inv_denom
 
-    def add_batch(self, arms: np.ndarray, rewards: np.ndarray) -> None:
-        """Add many pulls at once, then refresh exactly."""
-        np.add.at(self.counts, arms, 1.0)
-        self.b += self.X[arms].T @ rewards
-        self.n += len(arms)
-        self.refresh()
-
     def refresh(self) -> None:
         self.Vinv = np.linalg.inv(self.V)
         self.w = np.einsum("ij,jk,ik->i", self.X, self.Vinv, self.X)

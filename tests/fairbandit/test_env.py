@@ -132,3 +132,15 @@ def test_ltr_instance_through_the_env(tmp_path):
 def test_bad_arguments_are_rejected_with_a_reason(kwargs, match):
     with pytest.raises(ValueError, match=match):
         FairLinearBanditEnv(**kwargs)
+
+
+def test_data_instances_name_the_extra_when_scikit_learn_is_missing(monkeypatch):
+    import importlib.util
+
+    from icmlgym.catalog import MissingExtraError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a))
+    with pytest.raises(MissingExtraError, match=r"icmlgym\[fair\]"):
+        FairLinearBanditEnv(instance="wine", n_arms=None, dim=3)
+    FairLinearBanditEnv(**SMALL)  # the synthetic default needs no extra

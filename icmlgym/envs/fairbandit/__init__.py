@@ -66,6 +66,6 @@ AGENTS = {
     ),
     "fairbandit-etc": AgentInfo(
         "icmlgym.baselines.fairbandit:ExploreThenCommitAgent",
-        description="explore-then-commit: G-optimal exploration for ~(dT)^(2/3) rounds, then the greedy arm",
+        description="explore-then-commit: G-optimal exploration for d^(1/3) T^(2/3) rounds, then the greedy arm",
     ),
 }
