@@ -138,7 +138,7 @@ def test_sketches_within_stated_error_on_an_oblivious_stream(seed):
     true, _ = truth_of(ops, "cardinality", 0.5)
     p = 0.3
     bound = 5 * math.sqrt((1 - p) / (p * true))
-    for sk in (BernoulliSketch(p=p, seed=seed), SampleHoldSketch(p=p, seed=seed), BottomKSketch(k=int(p * 1500), seed=seed)):
+    for sk in (BernoulliSketch(p=p, seed=seed), SampleHoldSketch(p=p, seed=seed), BottomKSketch(k=int(p * 1500) // 2, seed=seed)):
         assert abs(feed(sk, ops).estimate() / true - 1) <= bound, sk
     tree = feed(DPTreeSketch(p=p, seed=seed, horizon=3000, epsilon_dp=8.0), ops)
     bound_tree = bound + 5 * tree.tree.error_std() / true
@@ -226,7 +226,7 @@ def test_space_is_as_documented():
         elif name in ("bernoulli", "sample-hold"):
             assert words == 2 * len(sk.held)
         elif name == "bottomk":
-            assert len(sk.held) <= sk.k and words == 3 * len(sk.held) + 1
+            assert len(sk.held) <= 2 * sk.k and words == 3 * len(sk.held) + 1
         elif name in ("switching", "dp-median"):
             assert words == sum(c.space_words() for c in sk.copies)
         elif name == "dp-tree":

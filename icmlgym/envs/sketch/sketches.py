@@ -273,13 +273,14 @@ class BottomKSketch(ResettableSketch):
     """Bottom-k (Theta/KMV-style) threshold sampling with fixed hashed priorities.
 
     Holds the keys with priority below a threshold ``theta``; when more than
-    ``k`` are held, ``theta`` drops to the ``(k+1)``-th smallest priority and
-    the keys at or above it are evicted. ``theta`` never rises: a reset frees a
+    ``2k`` are held, ``theta`` drops to the ``(k+1)``-th smallest priority and
+    the keys at or above it are evicted (the rebuild amortisation of Theta
+    sketches: between rebuilds the sample is still every key below ``theta``). ``theta`` never rises: a reset frees a
     slot that only a later key below ``theta`` can fill (keys evicted earlier
     cannot be recovered). Estimate: ``sum_{held} f(v) / theta``.
 
     Args:
-        k: the most keys held.
+        k: the nominal sample size (at most ``2k`` keys are held).
         seed: the secret salt of the hash.
     """
 
@@ -306,7 +307,7 @@ class BottomKSketch(ResettableSketch):
         old = entry[1]
         entry[1] = old + d
         self._total += self.f(old + d) - self.f(old)
-        if len(self.held) > self.k:
+        if len(self.held) > 2 * self.k:
             self._shrink()
 
     def _shrink(self) -> None:
@@ -883,7 +884,7 @@ def make_defender(
     ``space`` (words) sets each defender's size parameter so that its expected
     space with all ``n_keys`` keys nonzero is about ``space``: sampling rates
     ``p = space / (2 n_keys)`` (split over copies, less the tree's words),
-    ``k = space / 3`` for bottom-k, ``m = space`` rows for the linear sketch,
+    ``k = space / 6`` for bottom-k (up to ``2k`` entries of 3 words), ``m = space`` rows for the linear sketch,
     ``lg_k = floor(log2(space / 1.5))`` for Theta. ``kwargs`` override any parameter.
     """
     if name not in DEFENDERS:
@@ -903,7 +904,7 @@ def make_defender(
     elif name in ("bernoulli", "sample-hold"):
         params = {"p": rate(space), "seed": seed}
     elif name == "bottomk":
-        params = {"k": max(1, (space - 1) // 3), "seed": seed}
+        params = {"k": max(1, (space - 1) // 6), "seed": seed}  # up to 2k entries of 3 words
     elif name == "switching":
         r = int(kwargs.get("r", 4))
         params = {"r": r, "p": rate(space / r), "seed": seed}
