@@ -82,6 +82,8 @@ def p_mean(rewards: Iterable[float] | np.ndarray, p: float) -> float:
         return float(r.max())
     if p <= 0 and np.any(r == 0):
         return 0.0
+    if p == 0:
+        return float(np.exp(np.log(r).mean()))
     if p > 0:
         positive = r > 0
         if not np.any(positive):
@@ -90,8 +92,6 @@ def p_mean(rewards: Iterable[float] | np.ndarray, p: float) -> float:
         logs = p * np.log(r[positive])
     else:
         logs = p * np.log(r)
-    if p == 0:
-        return float(np.exp(np.log(r).mean()))
     m = logs.max()
     log_mean = m + np.log(np.exp(logs - m).sum()) - np.log(r.size)
     return float(np.exp(log_mean / p))
