@@ -25,7 +25,7 @@ def test_check_env_and_determinism(noise):
     assert determinism_single(ENV_ID, {"noise": noise, **SMALL}, steps=400) == ""
 
 
-def test_icmlgym_check_passes_at_every_tier_kwargs():
+def test_icmlgym_check_passes_at_the_smoke_tier():
     results = check(ENV_ID, tier="smoke")
     assert results and all(r.passed for r in results), [(r.check, r.detail) for r in results]
 
