@@ -2,8 +2,8 @@
 
 An edit state is a vector ``theta`` in ``[-1, 1]^len(EDITS)``, one magnitude per
 edit type; 0 everywhere is the original photo. :func:`apply_edits` always
-renders from the original layers in a fixed order (background, placement, zoom,
-shadow, then the photometric edits on the composite), so edits never compound
+renders from the original layers in a fixed order (placement and zoom on the
+layers, then background, shadow, and the photometric edits on the composite), so edits never compound
 resampling artefacts and the same ``theta`` always gives the same pixels.
 
 Edit types and what a positive / negative magnitude does:
@@ -89,11 +89,10 @@ def _shift(a: np.ndarray, dy: int, dx: int) -> np.ndarray:
 
 
 def _zoom(a: np.ndarray, scale: float, pad_edge: bool) -> np.ndarray:
-    """Scale an (H, W, C) float image about its centre, keeping its size."""
+    """Scale an (H, W, C) uint8 image about its centre with PIL, keeping its size."""
     H = a.shape[0]
     n = max(2, int(round(H * scale)))
-    chans = [np.asarray(Image.fromarray(a[..., c]).resize((n, n), Image.BILINEAR)) for c in range(a.shape[2])]
-    z = np.stack(chans, axis=2)
+    z = np.asarray(Image.fromarray(a).resize((n, n), Image.BILINEAR))
     if n >= H:
         o = (n - H) // 2
         return z[o : o + H, o : o + H]
@@ -118,20 +117,15 @@ def apply_edits(img: ProductImage, theta: Sequence[float] | np.ndarray) -> np.nd
         return img.composite()
     lighting, contrast, saturation, background, zoom, shadow, placement = (float(x) for x in th)
     S = img.size
-    bg = img.background.astype(np.float32)
-    obj = img.obj.astype(np.float32) / 255.0  # rgb in [0, 1], alpha in [0, 1]
+    bg_u8, obj_u8 = img.background, img.obj
 
-    if background > 0:
-        bg = bg * (1 - background) + _studio(S) * background
-    elif background < 0:
-        bg = bg * (1 + background) - _shelf(S) * background
-
+    # geometry first, on the uint8 layers
     if placement != 0:
-        alpha = obj[..., 3]
+        alpha = obj_u8[..., 3].astype(np.float32)
         total = alpha.sum()
         if total > 1e-6:
-            ys, xs = np.mgrid[0:S, 0:S]
-            cy, cx = (alpha * ys).sum() / total, (alpha * xs).sum() / total
+            idx = np.arange(S, dtype=np.float32)
+            cy, cx = (alpha.sum(axis=1) @ idx) / total, (alpha.sum(axis=0) @ idx) / total
             c = (S - 1) / 2
             if placement > 0:
                 dy, dx = (c - cy) * placement, (c - cx) * placement
@@ -141,12 +135,18 @@ def apply_edits(img: ProductImage, theta: Sequence[float] | np.ndarray) -> np.nd
                 if norm < 1e-3:
                     vy, vx, norm = 0.0, 1.0, 1.0
                 dy, dx = -placement * 0.3 * S * vy / norm, -placement * 0.3 * S * vx / norm
-            obj = _shift(obj, int(round(dy)), int(round(dx)))
-
+            obj_u8 = _shift(obj_u8, int(round(dy)), int(round(dx)))
     if zoom != 0:
         scale = float(2.0 ** (0.45 * zoom))
-        obj = _zoom(obj, scale, pad_edge=False)
-        bg = _zoom(bg, scale, pad_edge=True)
+        obj_u8 = _zoom(obj_u8, scale, pad_edge=False)
+        bg_u8 = _zoom(bg_u8, scale, pad_edge=True)
+
+    bg = bg_u8.astype(np.float32)
+    obj = obj_u8.astype(np.float32) / 255.0  # rgb in [0, 1], alpha in [0, 1]
+    if background > 0:
+        bg = bg * (1 - background) + _studio(S) * background
+    elif background < 0:
+        bg = bg * (1 + background) - _shelf(S) * background
 
     if shadow != 0:
         alpha = obj[..., 3]
