@@ -165,39 +165,48 @@ def run_ftrl(
     m = scores[0].shape[0]
     tail_start = rounds - max(1, int(round(tail * rounds)))
     tail_joint = np.zeros((m, game.n_profiles))
-    cum_u = [np.zeros((m, k)) for k in game.n_actions]
-    cum_played = np.zeros((m, n))
-    sum_x = [np.zeros((m, k)) for k in game.n_actions]
-    last_u = [np.zeros((m, k)) for k in game.n_actions]
-    history: list[list[np.ndarray]] = [[] for _ in range(n)]
+    # all players' scores in one (N, M, n_max) array, padded with a very negative score that
+    # both choice maps send to probability 0, so each round needs one choice-map call
+    na = game.n_actions
+    width = max(na)
+    pad = -1e30
+    S = np.full((n, m, width), pad)
+    for i, s in enumerate(scores):
+        S[i, :, : na[i]] = s
+    U = np.zeros((n, m, width))
+    last_U = np.zeros((n, m, width))
+    sum_X = np.zeros((n, m, width))
+    played = np.zeros((n, m))
+    S0 = S.copy()
+    history: list[np.ndarray] = []
     times = []
-    xs = [Q(step_size(eta, schedule, 1) * s) for s in scores]
     for t in range(1, rounds + 1):
         e = step_size(eta, schedule, t)
-        if optimistic and t > 1:
-            xs = [Q(e * (s + lu)) for s, lu in zip(scores, last_u)]
-        elif t > 1:
-            xs = [Q(e * s) for s in scores]
+        X = Q(e * (S + last_U)) if optimistic and t > 1 else Q(e * S)
+        xs = [X[i, :, : na[i]] for i in range(n)]
         if record_every and (t - 1) % record_every == 0:
             times.append(t - 1)
-            for i in range(n):
-                history[i].append(xs[i])
+            history.append(X.copy())
         us = game.expected_payoffs(xs)
         for i in range(n):
-            scores[i] = scores[i] + us[i]
-            cum_u[i] += us[i]
-            cum_played[:, i] += np.einsum("mk,mk->m", xs[i], us[i])
-            sum_x[i] += xs[i]
-        last_u = us
+            U[i, :, : na[i]] = us[i]
+        S += U
+        sum_X += X
+        played += np.einsum("imk,imk->im", X, U)
+        if optimistic:
+            last_U = U.copy()
         if t - 1 >= tail_start:
             tail_joint += joint_distribution(xs)
-    regret = np.column_stack([cum_u[i].max(axis=1) - cum_played[:, i] for i in range(n)])
+    cum_u = S - S0
+    regret = np.column_stack([cum_u[i, :, : na[i]].max(axis=1) - played[i] for i in range(n)])
     return FTRLResult(
-        final=xs,
+        final=[X[i, :, : na[i]].copy() for i in range(n)],
         record_times=np.asarray(times, dtype=int),
-        history=[np.stack(h) if h else np.zeros((0, m, k)) for h, k in zip(history, game.n_actions)],
+        history=[
+            np.stack([h[i, :, : na[i]] for h in history]) if history else np.zeros((0, m, na[i])) for i in range(n)
+        ],
         tail_joint=tail_joint / (rounds - tail_start),
-        average_strategies=[s / rounds for s in sum_x],
+        average_strategies=[sum_X[i, :, : na[i]] / rounds for i in range(n)],
         regret=regret,
         rounds=rounds,
     )
