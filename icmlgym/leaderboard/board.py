@@ -116,6 +116,7 @@ class Leaderboard:
         metric: str | None = None,
         direction: str | None = None,
         refs: Mapping[str, tuple[float, float]] | None = None,
+        by_device: bool = False,
         **filters: Any,
     ) -> pd.DataFrame:
         """One row per stored run with its ``score`` (the metric averaged over its stored episodes),
@@ -126,12 +127,13 @@ class Leaderboard:
             direction: ``max`` or ``min`` for a non-primary ``metric`` (default ``max``).
             refs: ``{env id or task label: (random score, reference score)}`` overriding the
                 catalog's normalisation references.
-            **filters: as for :meth:`runs`.
+            by_device: split each entry by the device its runs used (``name [cuda: NVIDIA H100]``).
+            **filters: as for :meth:`runs` (``device="cuda"`` keeps GPU runs only).
         """
         if direction not in (None, "max", "min"):
             raise ValueError(f"direction must be 'max' or 'min', got {direction!r}")
         cols = ["run_id", "env_id", "task", "tier", "agent_name", "agent_source_hash", "agent_kwargs", "seed", "status", "error",
-                "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source"]
+                "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source", "device_type", "device_name"]
         runs = self._store.runs_frame(columns=cols, parse_json=False, **filters).rename(columns={"agent_kwargs": "agent_kwargs_json"})
         runs["metric"] = ""
         runs["score"] = np.nan
@@ -159,6 +161,8 @@ class Leaderboard:
         if refs is None and metric is not None:
             refs = None
         scored = scoring.attach_scores(runs, refs)
+        if by_device:
+            scored["entry"] = scored["entry"] + " [" + scored["device_type"] + ": " + scored["device_name"] + "]"
         if metric is not None:
             # the catalog's refs are for the primary metric only
             non_primary = [scoring.card_info(e, t)["metric"] != metric for e, t in zip(scored["env_id"], scored["tier"])]
@@ -182,6 +186,8 @@ class Leaderboard:
         ci: float = 0.95,
         seed: int = 0,
         cost_unit: str | None = None,
+        by_device: bool = False,
+        device: str | Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """The leaderboard as a DataFrame.
 
@@ -207,12 +213,14 @@ class Leaderboard:
             refs: normalisation references overriding the catalog (env id or task label -> (random, reference)).
             n_boot: bootstrap resamples; ci: confidence level; seed: resampling seed.
             cost_unit: the cost counter for the Pareto front (default: the env's first cost unit).
+            by_device: split entries by the device their runs used; device: keep runs on this
+                device type or name only.
         """
         level = level or ("suite" if suite is not None else "task")
         if level not in ("task", "suite"):
             raise ValueError(f"level must be 'task' or 'suite', got {level!r}")
-        filters = {"env": env, "suite": suite, "tier": tier, "agent": agent}
-        runs = self.run_scores(metric=metric, direction=direction, refs=refs, **filters)
+        filters = {"env": env, "suite": suite, "tier": tier, "agent": agent, "device": device}
+        runs = self.run_scores(metric=metric, direction=direction, refs=refs, by_device=by_device, **filters)
         if level == "task":
             df = scoring.task_table(runs, n_boot, ci, seed, cost_unit)
             df.attrs["level"] = "task"

@@ -9,10 +9,15 @@ transaction; opening a newer one is refused.
 Version history:
     1: runs, episodes, per-episode metric and cost values.
     2: runs gain ``source`` (where a record came from: a merged store's id or
-       an imported file) and ``added_at`` (when this store received it).
+       an imported file), ``added_at`` (when this store received it), and
+       ``device_type`` / ``device_name`` (the device the agent used, for
+       filtering and grouping GPU and CPU runs; filled from the record's
+       ``device`` on migration).
 """
 
 from __future__ import annotations
+
+import json
 
 from typing import Callable
 
@@ -67,6 +72,8 @@ runs = sa.Table(
     sa.Column("direction", sa.String(8), nullable=False),
     sa.Column("source", sa.Text, nullable=False, server_default=""),
     sa.Column("added_at", sa.String(64), nullable=False, server_default=""),
+    sa.Column("device_type", sa.String(32), nullable=False, server_default=""),
+    sa.Column("device_name", sa.String(300), nullable=False, server_default=""),
 )
 
 episodes = sa.Table(
@@ -94,9 +101,21 @@ episode_values = sa.Table(
 TABLES = (meta.name, runs.name, episodes.name, episode_values.name)
 
 
+V2_COLUMNS = ("source", "added_at", "device_type", "device_name")
+
+
 def _v1_to_v2(conn: sa.Connection) -> None:
     conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN source TEXT NOT NULL DEFAULT ''"))
     conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN added_at VARCHAR(64) NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN device_type VARCHAR(32) NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN device_name VARCHAR(300) NOT NULL DEFAULT ''"))
+    rows = conn.execute(sa.text("SELECT run_id, device FROM icmlgym_runs")).all()
+    updates = []
+    for run_id, device in rows:
+        d = json.loads(device or "{}")
+        updates.append({"rid": run_id, "t": str(d.get("type", "")), "n": str(d.get("name", ""))})
+    if updates:
+        conn.execute(sa.text("UPDATE icmlgym_runs SET device_type = :t, device_name = :n WHERE run_id = :rid"), updates)
 
 
 # from-version -> function that upgrades a store from that version to the next
@@ -107,6 +126,6 @@ def v1_metadata() -> sa.MetaData:
     """The version-1 layout (used by the migration test to build an old store)."""
     md = sa.MetaData()
     for table in (meta, runs, episodes, episode_values):
-        cols = [c._copy() for c in table.columns if not (table is runs and c.name in ("source", "added_at"))]
+        cols = [c._copy() for c in table.columns if not (table is runs and c.name in V2_COLUMNS)]
         sa.Table(table.name, md, *cols)
     return md

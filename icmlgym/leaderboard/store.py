@@ -30,7 +30,7 @@ from icmlgym.runner.record import EpisodeRecord, RunRecord
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 120
 JSON_FIELDS = ("env_kwargs", "env_spec", "agent_kwargs", "cost", "hardware", "device", "versions")
-FILTERS = ("env", "agent", "tier", "status", "suite", "task", "run_id", "source")
+FILTERS = ("env", "agent", "tier", "status", "suite", "task", "run_id", "source", "device")
 
 
 class StoreError(RuntimeError):
@@ -132,6 +132,8 @@ def _rows(rec: RunRecord, source: str, added_at: str) -> tuple[dict, list[dict],
         "direction": direction,
         "source": source,
         "added_at": added_at,
+        "device_type": str((rec.device or {}).get("type", "")),
+        "device_name": str((rec.device or {}).get("name", "")),
     }
     for f in JSON_FIELDS:
         run[f] = canonical_json(getattr(rec, f))
@@ -241,6 +243,9 @@ class Store:
             self._load_meta()
             return
         with self._write() as conn, conn.begin():
+            if conn.dialect.name == "postgresql":
+                # serialise concurrent first opens (CREATE TABLE is not idempotent under a race)
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(727001)"))
             app, version, names = self._state(conn)  # again, under the write lock
             ours = [n for n in names if n in S.TABLES]
             if not names or (not ours and not self.is_sqlite):
@@ -358,7 +363,7 @@ class Store:
     # -- reading -------------------------------------------------------------------------------
 
     def where(self, **filters: Any) -> list[sa.ColumnElement[bool]]:
-        """SQL conditions on the runs table for the filters env, agent, tier, status, suite, task, run_id, source."""
+        """SQL conditions on the runs table for the filters env, agent, tier, status, suite, task, run_id, source, device."""
         unknown = set(filters) - set(FILTERS)
         if unknown:
             raise TypeError(f"unknown filter(s) {sorted(unknown)}; filters are {list(FILTERS)}")
@@ -375,6 +380,8 @@ class Store:
                     except UnknownEnvError:
                         ids.append(v)  # a record merged from an installation with more families
                 conds.append(S.runs.c.env_id.in_(ids))
+            elif key == "device":  # a device type ("cpu", "cuda") or name ("NVIDIA H100 80GB HBM3")
+                conds.append(sa.or_(S.runs.c.device_type.in_(values), S.runs.c.device_name.in_(values)))
             elif key == "agent":
                 conds.append(S.runs.c.agent_name.in_(values))
             elif key == "suite":

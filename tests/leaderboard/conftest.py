@@ -26,6 +26,7 @@ def make_record(
     source_hash: str = "h0",
     agent_kwargs: dict | None = None,
     run_id: str | None = None,
+    device: dict | None = None,
 ) -> RunRecord:
     """A run record whose episodes carry ``metric`` = each of ``values`` (none when not ok)."""
     eps = []
@@ -51,6 +52,7 @@ def make_record(
         wall_time=0.1 + seed * 0.01,
         hardware={"cpu": "test", "cores": 2, "gpu": None},
         versions={"icmlgym": "test"},
+        device=device or {"requested": "cpu", "type": "cpu", "name": "test-cpu"},
         run_id=run_id or uuid.uuid4().hex,
     )
 

@@ -158,3 +158,14 @@ def test_real_bandit_runs(board, real_records):
         assert (t.loc[name, "seeds"], t.loc[name, "failed"], t.loc[name, "few_seeds"]) == (3, 0, False)
     assert t.loc["random", "rank"] == 3  # the random baseline's regret is far above both others
     assert t.loc["random", "norm"] == pytest.approx(0.0, abs=0.15)  # the card's random reference
+
+
+def test_filter_and_group_by_device(board):
+    gpu = {"requested": "cuda", "type": "cuda", "name": "NVIDIA H100"}
+    board.add([make_record("a", s, [1.0]) for s in range(2)] + [make_record("a", s, [2.0], device=gpu, run_id=f"g{s}") for s in range(2)])
+    assert len(board.table(env=BANDIT)) == 1
+    split = board.table(env=BANDIT, by_device=True).set_index("entry")
+    assert split.loc["a [cpu: test-cpu]", "mean"] == pytest.approx(1.0)
+    assert split.loc["a [cuda: NVIDIA H100]", "mean"] == pytest.approx(2.0)
+    assert board.table(env=BANDIT, device="cuda").iloc[0]["mean"] == pytest.approx(2.0)
+    assert len(board.runs(device="NVIDIA H100")) == 2

@@ -238,7 +238,7 @@ def test_migration_from_schema_version_1(store_path):
     with engine.begin() as conn:
         md.create_all(conn)
         conn.execute(md.tables["icmlgym_meta"].insert(), [{"key": "app", "value": "icmlgym-leaderboard"}, {"key": "schema_version", "value": "1"}, {"key": "store_id", "value": "old"}])
-        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in ("source", "added_at")}])
+        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in schema.V2_COLUMNS}])
         conn.execute(md.tables["icmlgym_episodes"].insert(), eps)
         conn.execute(md.tables["icmlgym_episode_values"].insert(), vals)
     engine.dispose()
@@ -246,6 +246,8 @@ def test_migration_from_schema_version_1(store_path):
         assert board.schema_version == schema.SCHEMA_VERSION
         assert board.records()[0].to_dict() == rec.to_dict()
         assert board.runs().loc[0, "source"] == ""
+        assert board.runs().loc[0, "device_type"] == "cpu"  # filled from the record's device on migration
+        assert len(board.runs(device="cpu")) == 1 and len(board.runs(device="cuda")) == 0
         assert board.table(env=BANDIT).loc[0, "mean"] == pytest.approx(3.0)
         board.add(make_record("new", 0, [1.0]))
     con = sqlite3.connect(store_path)
