@@ -38,8 +38,9 @@ CARDS = [
             "games-regret-matching",
             "random",
         ),
-        # measured with `python benchmarks/games_refs.py` (seeds 0, 1, 2; mean external regret per round)
-        score_refs={},
+        # (random, games-hedge) means over seeds 0, 1, 2 at smoke tier, measured with
+        # `python benchmarks/games_refs.py --seeds 0 1 2`
+        score_refs={"smoke": (0.0814, 0.0322)},
         suites=("games",),
         description="N players repeat a normal-form game (full information or bandit feedback); regret, CCE distance, sink absorption",
     ),
@@ -60,7 +61,8 @@ CARDS = [
         extra="games",
         reference_agent="games-exp3",
         baselines=("ucb1", "epsilon-greedy", "random"),
-        score_refs={},
+        # (random, games-exp3) means over seeds 0, 1, 2: `python benchmarks/games_refs.py --seeds 0 1 2`
+        score_refs={"smoke": (0.1788, 0.0753)},
         suites=("games",),
         description="one bandit learner against Hedge opponents in a random 3x3 game; learner's external regret",
     ),
@@ -81,7 +83,8 @@ CARDS = [
         extra="games",
         reference_agent="games-sink-predictor",
         baselines=("games-nash-predictor", "random"),
-        score_refs={},
+        # (random, games-sink-predictor) means over seeds 0, 1, 2: `python benchmarks/games_refs.py --seeds 0 1 2`
+        score_refs={"smoke": (0.4815, 0.8333)},
         suites=("games", "games-basins"),
         description="predict from the preference graph which profiles FTRL play ends up on; accuracy against basin experiments",
     ),
