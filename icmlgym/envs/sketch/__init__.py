@@ -54,9 +54,9 @@ CARDS = [
         extra="sketch",
         reference_agent="sketch-probe-reset",
         baselines=tuple(a for a in ATTACKERS if a != "sketch-probe-reset"),
-        # success rate against the default defender (bernoulli), smoke tier, seeds 0..9 x 2 episodes:
-        # random = sketch-oblivious-random's rate, reference = sketch-probe-reset's rate.
-        # Measured with `python benchmarks/sketch_refs.py`.
+        # success rate against the default defender (bernoulli), smoke tier, seeds 0..9 x 2 episodes,
+        # measured with `python benchmarks/sketch_refs.py`: random (and both oblivious streams) 0.000,
+        # reference (sketch-probe-reset) 1.000.
         score_refs={"smoke": (0.0, 1.0)},
         suites=("smoke",),
         description="adaptive attacks on sketches of resettable streams; defender chosen by kwarg",
