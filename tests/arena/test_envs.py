@@ -234,3 +234,17 @@ def test_agents_reject_bad_arguments():
 def test_synthetic_chooser_kwargs_reach_the_env():
     env = ChoiceArenaEnv(chooser_kwargs={"position_bias": (), "temperature": 0.5}, **SMALL)
     assert isinstance(env.chooser, SyntheticChooser) and env.chooser.position_bias == () and env.chooser.temperature == 0.5
+
+
+def test_arena_query_log_feeds_the_revealed_preference_report():
+    env = ChoiceArenaEnv(image_size=32, edit_budget=8, queries_per_step=16)
+    with pytest.raises(ValueError, match="no queries"):
+        env.analyze()
+    for seed in range(4):
+        _rollout(env, seed)
+    report = env.analyze()
+    assert report["n_queries"] == 4 * 9 * 16 and report["errors"] == 0
+    assert set(report["themes"]["drives"]) <= {"toward", "away", "unclear"}
+    assert len(report["edit_themes"]) == 14
+    pb = report["position_bias"]
+    assert 0 <= pb.order_flip_rate <= 1 and pb.n_flip_pairs > 0

@@ -28,7 +28,9 @@ CARDS = [
         extra="arena",
         reference_agent="arena-vpo",
         baselines=("arena-no-edit", "random", "arena-greedy", "arena-cem", "arena-ucb"),
-        score_refs={},
+        # means over seeds 0-9 at the smoke tier of `random` and `arena-vpo`, measured with
+        # `python benchmarks/arena_refs.py --seeds 10`
+        score_refs={"smoke": (-0.354, 0.220)},
         suites=("arena",),
         description="edit a product photo to raise its head-to-head win rate with a VLM-like chooser (SSIM-penalised)",
     ),
@@ -49,7 +51,9 @@ CARDS = [
         extra="arena",
         reference_agent="arena-vpo",
         baselines=("arena-no-edit", "random", "arena-greedy", "arena-cem", "arena-ucb"),
-        score_refs={},
+        # means over seeds 0-9 at the smoke tier of `random` and `arena-vpo` (every seller runs
+        # the same agent), measured with `python benchmarks/arena_refs.py --seeds 10`
+        score_refs={"smoke": (-0.223, 0.070)},
         suites=("arena",),
         description="sellers edit their product photos on a shared grid; reward = share of a VLM-like shopper's choices",
     ),

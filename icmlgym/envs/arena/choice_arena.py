@@ -77,7 +77,9 @@ both orders (exactly from the chooser's probabilities when it exposes them, as t
 synthetic chooser does, else from ``eval_queries`` fresh queries); ``ssim``;
 ``estimated_win_rate`` (the agent's last estimate); ``order_flip_rate`` of the
 episode's counterbalanced queries; ``eval_exact`` (1 when evaluated exactly).
-``info["cost"]`` counts ``queries``, ``chooser_errors``, ``edits`` and ``env_steps``.
+``info["cost"]`` counts ``queries``, ``chooser_errors``, ``edits`` and ``env_steps``, and at
+the end ``eval_queries`` (queries spent on the evaluation; 0 when it is exact).
+``env.unwrapped.analyze()`` fits the revealed-preference report to the env's query log.
 
 ## Version History
 
@@ -101,7 +103,7 @@ from skimage.metrics import structural_similarity  # noqa: E402
 from icmlgym.envs.arena.choosers import DEFAULT_PROMPT, Chooser, ChooserError, make_chooser  # noqa: E402
 from icmlgym.envs.arena.editors import EDITS, apply_edits  # noqa: E402
 from icmlgym.envs.arena.images import CATEGORIES, ProductCatalog, ProductImage, load_image_folder  # noqa: E402
-from icmlgym.envs.arena.revealed import order_flip_rate  # noqa: E402
+from icmlgym.envs.arena.revealed import FeatureBank, order_flip_rate, rank_edit_themes, summary  # noqa: E402
 
 N_EDITS = len(EDITS)
 
@@ -232,6 +234,8 @@ class ChoiceArenaEnv(gym.Env):
         )
         self._target: EditedProduct | None = None
         self._competitors: list[np.ndarray] = []
+        # features of every image shown to the chooser, for the revealed-preference analysis
+        self.bank = FeatureBank()
 
     # ------------------------------------------------------------------ queries
 
@@ -240,6 +244,7 @@ class ChoiceArenaEnv(gym.Env):
         assert self._target is not None
         wins, n = 0.0, 0
         zero = np.zeros(N_EDITS).tolist()
+        self.bank.add(self._target.rgb)
         for q in range(self.queries_per_step):
             comp = self._competitors[(q // 2) % self.n_competitors]
             first = q % 2 == 0
@@ -266,9 +271,11 @@ class ChoiceArenaEnv(gym.Env):
                 rates.append(exact([comp, rgb], (1, 2))[1])
             return float(np.mean(rates))
         wins, n = 0.0, 0
+        self.bank.add(rgb)
         for q in range(self.eval_queries):
             comp = self._competitors[(q // 2) % self.n_competitors]
             first = q % 2 == 0
+            self._eval_queries += 1
             try:
                 p = self.chooser.choose([rgb, comp] if first else [comp, rgb], self.prompt, (1, 2), meta={"eval": True})
             except ChooserError:
@@ -309,10 +316,13 @@ class ChoiceArenaEnv(gym.Env):
         products = pick_products(self.np_random, self.n_competitors + 1, self.catalog, self.user_images, self.category, self.image_size)
         self._target = EditedProduct(products[0])
         self._competitors = [p.composite() for p in products[1:]]
+        for c in self._competitors:
+            self.bank.add(c)
         self._t = 0
         self._queries = 0
         self._errors = 0
         self._eval_errors = 0
+        self._eval_queries = 0
         self._log_start = self._log_end = len(self.chooser.log)
         self._history = np.zeros((self.edit_budget, N_EDITS + 3), dtype=np.float32)
         est = self._estimate()
@@ -343,6 +353,7 @@ class ChoiceArenaEnv(gym.Env):
         info: dict[str, Any] = {"cost": self._cost(), "win_rate": self._win}
         if terminated:
             info["metrics"] = self._metrics()
+            info["cost"]["eval_queries"] = self._eval_queries
         return self._obs(), float(reward), bool(terminated), False, info
 
     @property
@@ -367,6 +378,20 @@ class ChoiceArenaEnv(gym.Env):
             "eval_exact": float(exact),
             "eval_errors": float(self._eval_errors),
         }
+
+    def analyze(self, alpha: float = 0.01) -> dict[str, Any]:
+        """Revealed-preference report of every query this env has made so far (all episodes).
+
+        Returns :func:`icmlgym.envs.arena.revealed.summary` (feature-utility fit with 95%
+        intervals, named themes, position-bias test with the order-flip rate) plus
+        ``edit_themes``: the edit directions ranked by how much they moved choices.
+        """
+        records = [r for r in self.chooser.log if not r.meta.get("eval")]
+        if not records:
+            raise ValueError("no queries recorded yet: run some episodes first")
+        report = summary(records, self.bank, alpha=alpha)
+        report["edit_themes"] = rank_edit_themes(records, EDITS)
+        return report
 
     def render(self):
         if self.render_mode != "rgb_array" or self._target is None:
