@@ -79,6 +79,7 @@ def test_optimized_edits_win_head_to_head_against_no_edit_and_random_edits():
 
 
 @pytest.mark.finding
+@pytest.mark.slow
 def test_revealed_preference_recovers_the_synthetic_choosers_feature_weights():
     """Claim: the chooser's decision function is a latent visual utility that revealed
     preference can infer from controlled choices between edited images.
@@ -103,6 +104,7 @@ def test_revealed_preference_recovers_the_synthetic_choosers_feature_weights():
 
 
 @pytest.mark.finding
+@pytest.mark.slow
 def test_planted_position_bias_is_detected_and_an_unbiased_chooser_is_not_flagged():
     """Claim (ACES; selection bias of VLMs): choosers carry a position bias that
     counterbalanced queries expose.
