@@ -46,12 +46,17 @@ class ProbeResetAttack(BaseAgent):
             (``sum`` and ``lp`` only; a nonzero key adds nothing to cardinality).
         amount: increment per probe; ``None`` = 1 for cardinality, ``max_increment`` otherwise.
         keep_ratio: keep a key when the published rise is at most ``keep_ratio`` times the true rise.
+        warmup: fresh keys inserted (and kept) before probing starts, e.g. to make the answer
+            large enough that output rounding hides single keys.
     """
 
     name = "sketch-probe-reset"
 
-    def __init__(self, repeats: int = 1, pump: float = 0.5, amount: int | None = None, keep_ratio: float = 1.0) -> None:
+    def __init__(self, repeats: int = 1, pump: float = 0.5, amount: int | None = None, keep_ratio: float = 1.0, warmup: int = 0) -> None:
         super().__init__()
+        if int(warmup) < 0:
+            raise ValueError(f"warmup must be a nonnegative integer, got {warmup!r}")
+        self.warmup = int(warmup)
         if int(repeats) < 1:
             raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
         if not 0.0 <= float(pump) <= 1.0:
@@ -81,6 +86,11 @@ class ProbeResetAttack(BaseAgent):
         self.baseline: float | None = None
         self.probe: tuple[int, float] | None = None  # (key, true rise)
         self.stage = "baseline"
+        for _ in range(min(self.warmup, len(self.fresh))):
+            key = self.fresh.pop()
+            self.values[key] = self.step_amount
+            self.kept.append(key)
+            self.plan.append((OP_INCREMENT, key, self.step_amount - 1))
 
     def _f(self, v: float) -> float:
         if self.statistic == "cardinality":

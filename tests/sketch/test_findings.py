@@ -75,6 +75,23 @@ def test_attacks_on_other_defenders_as_observed_at_our_scale():
         assert s.sum() <= 1, (d, e)
 
 
+@pytest.mark.finding
+def test_output_rounding_alone_does_not_stop_the_attack():
+    """DESIGN.md: output rounding defeats an attacker that merely keeps the keys that leave the
+    answer unmoved, so a robustness claim needs attackers that exploit the answers more finely.
+    Ours compares each rise with the true rise and resets over-counted keys, so it rides a
+    rounding boundary. Setup: Bernoulli at 1800 words with answers rounded to a 30% geometric
+    grid (one sampled key moves the internal estimate by 1/p = 3.3), the attacker first inserts
+    300 keys so that the grid step (about 90) hides every single key; seeds 0-4.
+    Margin: the attack succeeds on all 5 seeds; the oblivious random stream on none."""
+    rounded = {"defender": "bernoulli", "space": 1800, "defender_kwargs": {"rounding": 0.3}}
+    recs = icmlgym.run(ENV_ID, "sketch-probe-reset", seeds=SEEDS, env_kwargs={**FIND, **rounded}, agent_kwargs={"warmup": 300}, episodes=1)
+    assert all(r.status == "ok" for r in recs), recs[0].error
+    assert sum(r.metric("success")[0] for r in recs) == len(SEEDS)
+    s, _ = _run("sketch-oblivious-random", **rounded)
+    assert s.sum() == 0
+
+
 def _space_module():
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "sketch_space.py"
     spec = importlib.util.spec_from_file_location("sketch_space_bench", path)

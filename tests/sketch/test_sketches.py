@@ -161,6 +161,15 @@ def test_batched_path_matches_sequential_updates(keys, seed):
         lb.update(k, d)
     np.testing.assert_allclose(la.y, lb.y, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(hash_unit_array(arr, seed), [hash_unit(k, seed) for k in keys])
+    for cls, kw in ((ExactSketch, {}), (BottomKSketch, {"k": 7, "seed": seed})):
+        x, y = cls("lp", 0.5, **kw), cls("lp", 0.5, **kw)
+        x.update_many(arr, deltas)
+        for k, d in zip(keys, deltas.tolist()):
+            y.update(k, d)
+        assert x.estimate() == pytest.approx(y.estimate(), rel=1e-9, abs=1e-9)
+        held_x = x.values if cls is ExactSketch else x.held
+        held_y = y.values if cls is ExactSketch else y.held
+        assert held_x == held_y
 
 
 def test_sample_hold_batched_path_has_the_sequential_law():

@@ -184,6 +184,18 @@ class ExactSketch(ResettableSketch):
         self.values[key] = new
         self._total += self.f(new) - self.f(old)
 
+    def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
+        k, d = _check_batch(keys, deltas)
+        if not len(k):
+            return
+        uk, inv = np.unique(k, return_inverse=True)
+        sums = np.bincount(inv, weights=d).astype(np.int64)
+        values = self.values
+        old = np.fromiter((values.get(x, 0) for x in uk.tolist()), dtype=np.int64, count=len(uk))
+        new = old + sums
+        values.update(zip(uk.tolist(), new.tolist()))
+        self._total += float(np.sum(self.f(new) - self.f(old)))
+
     def reset(self, key: int, value: float | None = None) -> None:
         old = self.values.pop(key, 0)
         self._total -= self.f(old)
@@ -297,10 +309,13 @@ class BottomKSketch(ResettableSketch):
         self._total = 0.0
 
     def update(self, key: int, delta: int = 1) -> None:
-        d = _check_delta(delta)
+        self._update(key, _check_delta(delta), None)
+
+    def _update(self, key: int, d: int, u: float | None) -> None:
         entry = self.held.get(key)
         if entry is None:
-            u = hash_unit(key, self.salt)
+            if u is None:
+                u = hash_unit(key, self.salt)
             if u >= self.theta:
                 return
             entry = self.held[key] = [u, 0]
@@ -309,6 +324,14 @@ class BottomKSketch(ResettableSketch):
         self._total += self.f(old + d) - self.f(old)
         if len(self.held) > 2 * self.k:
             self._shrink()
+
+    def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
+        # theta only falls, so a key at or above the current theta can never enter during the batch
+        k, d = _check_batch(keys, deltas)
+        u = hash_unit_array(k, self.salt)
+        cand = np.flatnonzero(u < self.theta)
+        for key, delta, ui in zip(k[cand].tolist(), d[cand].tolist(), u[cand].tolist()):
+            self._update(key, delta, ui)
 
     def _shrink(self) -> None:
         pr = sorted(e[0] for e in self.held.values())
@@ -851,6 +874,51 @@ class ThetaReference(ResettableSketch):
         return {**super().params(), "lg_k": self.lg_k}
 
 
+class RoundedOutput(ResettableSketch):
+    """Publishes another sketch's estimate rounded to a geometric grid ``(1 + rounding)^i`` (and 0).
+
+    Output rounding is a cheap defence: a single key rarely moves a rounded
+    answer, so an attacker that only keeps the keys that leave the answer
+    unmoved learns little. It does not stop an attacker that rides a rounding
+    boundary (see :mod:`icmlgym.agents.sketch`).
+
+    Args:
+        inner: the sketch whose estimate is rounded; rounding: the relative grid step (> 0).
+    """
+
+    name = "rounded"
+
+    def __init__(self, inner: ResettableSketch, rounding: float = 0.05) -> None:
+        super().__init__(inner.statistic, inner.q)
+        if not float(rounding) > 0:
+            raise ValueError(f"rounding must be a positive relative step, got {rounding!r}")
+        self.inner = inner
+        self.rounding = float(rounding)
+        self.supports_reset = inner.supports_reset
+        self._log_step = math.log1p(self.rounding)
+
+    def update(self, key: int, delta: int = 1) -> None:
+        self.inner.update(key, delta)
+
+    def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
+        self.inner.update_many(keys, deltas)
+
+    def reset(self, key: int, value: float | None = None) -> None:
+        self.inner.reset(key, value=value)
+
+    def estimate(self) -> float:
+        e = self.inner.estimate()
+        if e < 0.5:
+            return 0.0
+        return float(math.exp(round(math.log(e) / self._log_step) * self._log_step))
+
+    def space_words(self) -> int:
+        return self.inner.space_words()
+
+    def params(self) -> dict[str, Any]:
+        return {**self.inner.params(), "rounding": self.rounding}
+
+
 DEFENDERS: dict[str, type[ResettableSketch]] = {
     c.name: c
     for c in (
@@ -885,7 +953,8 @@ def make_defender(
     space with all ``n_keys`` keys nonzero is about ``space``: sampling rates
     ``p = space / (2 n_keys)`` (split over copies, less the tree's words),
     ``k = space / 6`` for bottom-k (up to ``2k`` entries of 3 words), ``m = space`` rows for the linear sketch,
-    ``lg_k = floor(log2(space / 1.5))`` for Theta. ``kwargs`` override any parameter.
+    ``lg_k = floor(log2(space / 1.5))`` for Theta. ``kwargs`` override any parameter;
+    ``rounding=r`` (a relative step) wraps the defender in :class:`RoundedOutput`.
     """
     if name not in DEFENDERS:
         raise ValueError(f"unknown defender {name!r}; defenders: {sorted(DEFENDERS)}")
@@ -893,6 +962,12 @@ def make_defender(
         raise ValueError(f"space must be at least 4 words, got {space!r}")
     if int(n_keys) < 1:
         raise ValueError(f"n_keys must be positive, got {n_keys!r}")
+    rounding = kwargs.pop("rounding", None)
+    if rounding:
+        return RoundedOutput(
+            make_defender(name, statistic, q=q, n_keys=n_keys, space=space, horizon=horizon, max_delta=max_delta, seed=seed, **kwargs),
+            rounding=float(rounding),
+        )
     cls = DEFENDERS[name]
     space, n = int(space), int(n_keys)
 
