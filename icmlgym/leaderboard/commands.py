@@ -121,14 +121,14 @@ def register(app: typer.Typer) -> None:
                     title = f"icmlgym leaderboard · {what}" + (f" · {tier}" if tier else "")
                     # with --suite and no --level: the per-task table, then the aggregate
                     levels = [level] if level else (["task", "suite"] if suite and fmt != "csv" else ["task"])
-                    texts = []
-                    for lv in levels:
-                        df = board.table(env=env, suite=suite, tier=tier, metric=metric, agent=agent, level=lv, n_boot=boot, ci=ci, seed=seed)
-                        if df.empty:
-                            typer.echo("no runs match the selection", err=True)
-                            break
-                        texts.append(render(df, fmt, title=title + (" · aggregate" if lv == "suite" else "")))
-                    if texts:
+                    task_df, suite_df = board.tables(env=env, suite=suite, tier=tier, metric=metric, agent=agent, n_boot=boot, ci=ci, seed=seed)
+                    frames = {"task": task_df, "suite": suite_df}
+                    if task_df.empty:
+                        typer.echo("no runs match the selection", err=True)
+                    else:
+                        if "suite" in levels and suite_df is None:
+                            _fail("--level suite needs --suite")
+                        texts = [render(frames[lv], fmt, title=title + (" · aggregate" if lv == "suite" else "")) for lv in levels]
                         _emit("\n".join(texts), output)
                 if export is not None:
                     n = board.export(export, env=env, suite=suite, tier=tier, agent=agent)

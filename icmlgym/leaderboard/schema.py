@@ -84,18 +84,21 @@ episodes = sa.Table(
     sa.Column("ret", sa.Float(53), nullable=True),
     sa.Column("length", sa.BigInteger, nullable=False),
     sa.Column("wall_time", sa.Float(53), nullable=False),
+    sqlite_with_rowid=False,  # clustered on the key: a run's episodes are read in one range scan
 )
 
 # one row per (episode, metric or cost counter): long form, so that scoring can
-# aggregate one metric in SQL without parsing every episode
+# aggregate one metric in SQL without parsing every episode. The key is ordered
+# (run, kind, name, episode) so that "metric m of these runs" is one range per run.
 episode_values = sa.Table(
     "icmlgym_episode_values",
     metadata,
     sa.Column("run_id", sa.String(64), sa.ForeignKey("icmlgym_runs.run_id", ondelete="CASCADE"), primary_key=True),
-    sa.Column("episode", sa.Integer, primary_key=True),
     sa.Column("kind", sa.String(8), primary_key=True),  # "metric" or "cost"
     sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("episode", sa.Integer, primary_key=True),
     sa.Column("value", sa.Float(53), nullable=True),
+    sqlite_with_rowid=False,
 )
 
 TABLES = (meta.name, runs.name, episodes.name, episode_values.name)
@@ -127,5 +130,5 @@ def v1_metadata() -> sa.MetaData:
     md = sa.MetaData()
     for table in (meta, runs, episodes, episode_values):
         cols = [c._copy() for c in table.columns if not (table is runs and c.name in V2_COLUMNS)]
-        sa.Table(table.name, md, *cols)
+        sa.Table(table.name, md, *cols, **table.dialect_kwargs)
     return md

@@ -279,7 +279,7 @@ def report_html(board: Any, env: Any = None, suite: Any = None, tier: str | None
                 n_boot: int = 2000, ci: float = 0.95, seed: int = 0, refs: Any = None, title: str | None = None) -> str:
     """The HTML report as a string: summary, aggregate table and IQM plot (for a suite), per-task table,
     per-task score plots with intervals, score-versus-cost plots with Pareto fronts, and failures."""
-    tasks = board.table(env=env, suite=suite, tier=tier, metric=metric, level="task", refs=refs, n_boot=n_boot, ci=ci, seed=seed)
+    tasks, agg = board.tables(env=env, suite=suite, tier=tier, metric=metric, refs=refs, n_boot=n_boot, ci=ci, seed=seed)
     what = f"suite {suite}" if isinstance(suite, str) else (f"env {env}" if isinstance(env, str) else "all runs")
     title = title or f"icmlgym leaderboard · {what}" + (f" · {tier}" if tier else "")
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -287,8 +287,7 @@ def report_html(board: Any, env: Any = None, suite: Any = None, tier: str | None
              f'<p class="meta">store {html.escape(board.url)} · generated {now} · {int(tasks["runs"].sum()) if len(tasks) else 0} runs · '
              f"{ci:.0%} percentile bootstrap intervals over runs ({n_boot} resamples); rank intervals: best rank = 1 + entries "
              "whose interval lies entirely above, worst = entries minus those entirely below.</p>"]
-    if suite is not None:
-        agg = board.table(suite=suite, tier=tier, metric=metric, level="suite", refs=refs, n_boot=n_boot, ci=ci, seed=seed)
+    if agg is not None:
         parts.append("<h2>Aggregate over the suite (normalised: random = 0, reference = 1)</h2>")
         parts.append(html_table(agg, "aggregate"))
         parts += [f'<p class="note">{html.escape(n)}</p>' for n in agg.attrs.get("notes", [])]
