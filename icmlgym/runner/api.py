@@ -6,7 +6,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from icmlgym.catalog import card
 from icmlgym.runner.executors import get_executor
-from icmlgym.runner.loop import RunTask
+from icmlgym.runner.loop import RunTask, task_key
 from icmlgym.runner.record import RunRecord
 
 
@@ -33,6 +33,16 @@ def make_tasks(
     ]
 
 
+def split_done(tasks: Iterable[RunTask], done_keys: Iterable[str]) -> tuple[list[RunTask], list[RunTask]]:
+    """Split tasks into (to run, already done) by their run key (see :func:`icmlgym.runner.loop.task_key`)."""
+    done = set(done_keys)
+    todo: list[RunTask] = []
+    skipped: list[RunTask] = []
+    for task in tasks:
+        (skipped if done and task_key(task) in done else todo).append(task)
+    return todo, skipped
+
+
 def run_tasks(
     tasks: Iterable[RunTask],
     executor: str = "inprocess",
@@ -42,9 +52,17 @@ def run_tasks(
     on_record: Callable[[RunRecord], None] | None = None,
     progress: bool = False,
     executor_options: dict[str, Any] | None = None,
+    skip_keys: Iterable[str] | None = None,
 ) -> list[RunRecord]:
-    """Execute tasks on an executor; ``on_record`` sees each record as its run finishes."""
+    """Execute tasks on an executor; ``on_record`` sees each record as its run finishes.
+
+    ``skip_keys``: run keys already done (e.g. ``Leaderboard(store).run_keys()``); tasks
+    with one of them are not run again, so a restarted sweep resumes where it stopped."""
     tasks = list(tasks)
+    if skip_keys is not None:
+        tasks, _ = split_done(tasks, skip_keys)
+        if not tasks:
+            return []
     ex = get_executor(executor, workers=workers, timeout=timeout, memory_limit_mb=memory_limit_mb, **(executor_options or {}))
     records: list[RunRecord] = []
     bar = None

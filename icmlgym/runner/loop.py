@@ -91,6 +91,14 @@ def _add_cost(total: dict[str, float], cost: dict[str, Any]) -> None:
         total[k] = total.get(k, 0.0) + float(v)
 
 
+def _add_gpu_seconds(record: RunRecord) -> None:
+    """GPU-seconds as a cost counter of a run on CUDA: each episode's wall time plus an equal
+    share of the training time, so that the episodes (which scoring sums) add up to the run."""
+    share = record.train_wall_time / max(1, len(record.episodes))
+    for e in record.episodes:
+        e.cost["gpu_seconds"] = e.wall_time + share
+
+
 def _single_episode(env, agent, spec: AgentSpec, task: RunTask, ep: int, max_steps: int | None) -> EpisodeRecord:
     t0 = time.perf_counter()
     agent.reset(episode_seed(task.seed, ep, "agent"), spec)
@@ -213,9 +221,11 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
             else:
                 spec.episode = ep
                 record.episodes.append(_single_episode(env, agent, spec, task, ep, tier.max_steps))
+        record.device = provenance.device_info(task.device)
+        if record.device.get("type") == "cuda":
+            _add_gpu_seconds(record)
         for e in record.episodes:
             _add_cost(record.cost, e.cost)
-        record.device = provenance.device_info(task.device)
         # a GPU the agent used shows up in the hardware too (torch may be imported only by now)
         record.hardware = {**record.hardware, "gpu": provenance.gpu_name()}
     except BaseException as err:  # noqa: BLE001 - every failure becomes a record

@@ -74,7 +74,8 @@ def device_info(requested: str = "cpu") -> dict[str, Any]:
     if torch is not None:
         info["torch"] = getattr(torch, "__version__", "")
         try:
-            if requested.startswith("cuda") and torch.cuda.is_available():
+            # "auto" means CUDA when torch sees it (as in stable-baselines3)
+            if (requested.startswith("cuda") or requested == "auto") and torch.cuda.is_available():
                 idx = torch.cuda.current_device()
                 info.update(type="cuda", name=torch.cuda.get_device_name(idx), cuda=torch.version.cuda)
                 gpus = _nvidia_gpus()
