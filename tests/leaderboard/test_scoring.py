@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from icmlgym.catalog import card, task_label
@@ -91,7 +92,7 @@ def test_missing_metric_and_metric_override(board):
 def _suite_runs(board, tasks, scores: dict[str, list[list[float]]]):
     """scores[entry][task] = list of run scores (one episode each)."""
     for entry, per_task in scores.items():
-        for (env_id, kw), vals in zip(tasks, per_task):
+        for (_env_id, kw), vals in zip(tasks, per_task):
             board.add([make_record(entry, s, [v], env_kwargs=kw) for s, v in enumerate(vals)])
 
 
@@ -169,3 +170,13 @@ def test_filter_and_group_by_device(board):
     assert split.loc["a [cuda: NVIDIA H100]", "mean"] == pytest.approx(2.0)
     assert board.table(env=BANDIT, device="cuda").iloc[0]["mean"] == pytest.approx(2.0)
     assert len(board.runs(device="NVIDIA H100")) == 2
+
+
+def test_tables_gives_both_levels_in_one_pass(board):
+    tasks = [(BANDIT, {"horizon": h}) for h in (10, 20)]
+    refs = {task_label(e, k): (100.0, 0.0) for e, k in tasks}
+    _suite_runs(board, tasks, {"p": [[10.0, 12.0, 9.0], [20.0, 25.0]], "q": [[50.0, 40.0], [60.0, 61.0, 70.0]]})
+    task, agg = board.tables(suite=tasks, tier="smoke", refs=refs)
+    pd.testing.assert_frame_equal(task, board.table(suite=tasks, tier="smoke", refs=refs, level="task"))
+    pd.testing.assert_frame_equal(agg, board.table(suite=tasks, tier="smoke", refs=refs))
+    assert board.tables(env=BANDIT)[1] is None

@@ -19,7 +19,6 @@ import sqlalchemy as sa
 
 from icmlgym.leaderboard import Leaderboard, StoreError, default_store_url, schema
 from icmlgym.leaderboard.store import _rows
-from icmlgym.runner.record import RunRecord
 
 from .conftest import BANDIT, make_record
 

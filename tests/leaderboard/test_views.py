@@ -64,7 +64,7 @@ def test_html_report_in_headless_chromium(tmp_path, store_path):
     refs = {task_label(e, k): (100.0, 0.0) for e, k in tasks}
     with Leaderboard(store_path) as b:
         for name, centre in (("alpha", 30.0), ("beta", 10.0), ("gamma", 50.0)):
-            for e, k in tasks:
+            for _e, k in tasks:
                 b.add([make_record(name, s, [centre + s], env_kwargs=k) for s in range(3)])
         b.add(make_record("gamma", 9, [], status="timeout", env_kwargs=tasks[0][1]))
         path = write_report(b, tmp_path / "report.html", suite=tasks, tier="smoke", refs=refs)
