@@ -47,12 +47,15 @@ def plain_numpy_hedge(payoffs: np.ndarray, x0: list[np.ndarray], rounds: int) ->
     return xs
 
 
-def best_of(fn, repeats: int) -> float:
-    best = float("inf")
+def best_of_interleaved(fns: dict, repeats: int) -> dict:
+    """Best wall time of each function; the functions alternate within each repeat so that
+    load changes on a shared machine hit all of them alike."""
+    best = {k: float("inf") for k in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t0)
     return best
 
 
@@ -71,11 +74,7 @@ def main() -> None:
     diff = max(float(np.abs(a - b[0]).max()) for a, b in zip(plain, ours.final))
     assert diff < 1e-9, f"plain numpy and run_ftrl disagree by {diff}"
 
-    t_plain = best_of(lambda: plain_numpy_hedge(np.asarray(game.payoffs), x0, T), args.repeats)
-    t_ours = best_of(lambda: run_ftrl(game, T, eta=ETA, init_strategies=[x[None] for x in x0]), args.repeats)
     x64 = [rng.dirichlet(np.ones(10), size=64) for _ in range(3)]
-    t_batch = best_of(lambda: run_ftrl(game, T, eta=ETA, init_strategies=x64), args.repeats)
-
     import icmlgym
 
     def env_run():
@@ -84,7 +83,16 @@ def main() -> None:
         )
         assert rec.status == "ok", rec.error
 
-    t_env = best_of(env_run, args.repeats)
+    t = best_of_interleaved(
+        {
+            "plain": lambda: plain_numpy_hedge(np.asarray(game.payoffs), x0, T),
+            "ours": lambda: run_ftrl(game, T, eta=ETA, init_strategies=[x[None] for x in x0]),
+            "batch": lambda: run_ftrl(game, T, eta=ETA, init_strategies=x64),
+            "env": env_run,
+        },
+        args.repeats,
+    )
+    t_plain, t_ours, t_batch, t_env = t["plain"], t["ours"], t["batch"], t["env"]
 
     rows = [
         ("plain numpy loop (einsum + exp weights)", T / t_plain, 1.0),
