@@ -19,7 +19,7 @@ from icmlgym.baselines.games import (
 from icmlgym.envs.games.basins import basin_statistics, predict_sinks, predict_strict_nash
 from icmlgym.envs.games.counterexample import leaky_hexagon_game
 from icmlgym.envs.games.metrics import PlayStatistics, absorption, leak_drift
-from icmlgym.envs.games.normal_form import coordination_game, potential_game, random_game, rock_paper_scissors
+from icmlgym.envs.games.normal_form import coordination_game, potential_game, rock_paper_scissors
 from icmlgym.envs.games.preference_graph import adjacency_matrix, preference_graph, sink_components
 
 

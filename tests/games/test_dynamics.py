@@ -112,3 +112,17 @@ def test_cce_gap_and_distance():
     assert 0.0 < d <= 1.0
     G = deviation_gain_matrix(game)
     assert G.shape == (6, 9)
+
+
+def test_discrete_hedge_tracks_continuous_ftrl_for_small_steps():
+    """Hedge with step eta for T rounds follows the replicator ODE up to time eta*T with O(eta) error."""
+    game = random_game((3, 2, 2), seed=11)
+    rng = np.random.default_rng(0)
+    x0 = [rng.dirichlet(np.ones(n)) for n in game.n_actions]
+    ode = integrate_ftrl(game, [np.log(x) for x in x0], 5.0, "entropic", t_eval=[5.0])
+    errors = []
+    for eta in (0.05, 0.005):
+        res = run_ftrl(game, int(round(5.0 / eta)), eta=eta, init_strategies=[x[None] for x in x0])
+        # run_ftrl's final strategy is the one played at the last round, i.e. at time eta * (T - 1)
+        errors.append(max(np.abs(f[0] - s[-1]).max() for f, s in zip(res.final, ode.strategies)))
+    assert errors[1] < errors[0] / 3 and errors[1] < 0.01, errors

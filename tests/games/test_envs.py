@@ -177,3 +177,13 @@ def test_full_information_baselines_refuse_bandit_feedback():
 def test_bandit_mode_runs_exp3():
     (rec,) = icmlgym.run("icmlgym/RepeatedGame-v0", "games-exp3", seeds=1, env_kwargs={"feedback": "bandit", "horizon": 300})
     assert rec.status == "ok", rec.error
+
+
+def test_repeated_game_takes_arrays_and_named_games():
+    from icmlgym.envs.games.counterexample import leaky_hexagon_game
+
+    env = RepeatedGameEnv(game=np.asarray(leaky_hexagon_game().payoffs), horizon=10)
+    assert env.game.n_actions == (3, 2, 2) and env.action_space("player_0").shape == (3,)
+    assert [sorted(s) for s in env.sinks] == [sorted(s) for s in RepeatedGameEnv(game="leaky_hexagon", horizon=10).sinks]
+    env = RepeatedGameEnv(game="covariant", rho=-0.5, n_players=2, n_actions=4, horizon=10)
+    assert env.game.n_actions == (4, 4)
