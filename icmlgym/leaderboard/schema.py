@@ -1,6 +1,7 @@
 """The store's SQL schema (SQLAlchemy Core), its version and its migrations.
 
-Tables carry an ``icmlgym_`` prefix so that a shared PostgreSQL database can
+Text columns are unbounded (``Text``) so that PostgreSQL, which enforces
+``VARCHAR`` lengths, accepts what SQLite would. Tables carry an ``icmlgym_`` prefix so that a shared PostgreSQL database can
 hold them beside other applications' tables. ``icmlgym_meta`` holds
 ``app = icmlgym-leaderboard`` and ``schema_version``; opening an older store
 applies the migrations in :data:`MIGRATIONS` in order, inside one
@@ -38,21 +39,21 @@ meta = sa.Table(
 runs = sa.Table(
     "icmlgym_runs",
     metadata,
-    sa.Column("run_id", sa.String(64), primary_key=True),
-    sa.Column("run_key", sa.String(64), nullable=False, index=True),
-    sa.Column("env_id", sa.String(200), nullable=False, index=True),
+    sa.Column("run_id", sa.Text, primary_key=True),
+    sa.Column("run_key", sa.Text, nullable=False, index=True),
+    sa.Column("env_id", sa.Text, nullable=False, index=True),
     sa.Column("env_version", sa.Integer, nullable=True),
-    sa.Column("task", sa.String(1000), nullable=False),
+    sa.Column("task", sa.Text, nullable=False),
     sa.Column("env_kwargs", sa.Text, nullable=False),
     sa.Column("env_spec", sa.Text, nullable=False),
-    sa.Column("env_spec_hash", sa.String(64), nullable=False),
-    sa.Column("agent_name", sa.String(300), nullable=False, index=True),
+    sa.Column("env_spec_hash", sa.Text, nullable=False),
+    sa.Column("agent_name", sa.Text, nullable=False, index=True),
     sa.Column("agent_entry_point", sa.Text, nullable=False),
-    sa.Column("agent_source_hash", sa.String(64), nullable=False),
+    sa.Column("agent_source_hash", sa.Text, nullable=False),
     sa.Column("agent_kwargs", sa.Text, nullable=False),
     sa.Column("seed", sa.BigInteger, nullable=False),
-    sa.Column("tier", sa.String(32), nullable=False),
-    sa.Column("suite", sa.String(200), nullable=False),
+    sa.Column("tier", sa.Text, nullable=False),
+    sa.Column("suite", sa.Text, nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("error", sa.Text, nullable=False),
     sa.Column("n_episodes", sa.Integer, nullable=False),
@@ -62,24 +63,24 @@ runs = sa.Table(
     sa.Column("hardware", sa.Text, nullable=False),
     sa.Column("device", sa.Text, nullable=False),
     sa.Column("versions", sa.Text, nullable=False),
-    sa.Column("git_commit", sa.String(64), nullable=False),
-    sa.Column("timestamp", sa.String(64), nullable=False),
+    sa.Column("git_commit", sa.Text, nullable=False),
+    sa.Column("timestamp", sa.Text, nullable=False),
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("record_version", sa.Integer, nullable=False),
     # the card's primary metric and direction when the run was stored, for envs
     # that are not in this installation's catalog (records merged from elsewhere)
-    sa.Column("primary_metric", sa.String(200), nullable=False),
-    sa.Column("direction", sa.String(8), nullable=False),
+    sa.Column("primary_metric", sa.Text, nullable=False),
+    sa.Column("direction", sa.Text, nullable=False),
     sa.Column("source", sa.Text, nullable=False, server_default=""),
-    sa.Column("added_at", sa.String(64), nullable=False, server_default=""),
-    sa.Column("device_type", sa.String(32), nullable=False, server_default=""),
-    sa.Column("device_name", sa.String(300), nullable=False, server_default=""),
+    sa.Column("added_at", sa.Text, nullable=False, server_default=""),
+    sa.Column("device_type", sa.Text, nullable=False, server_default=""),
+    sa.Column("device_name", sa.Text, nullable=False, server_default=""),
 )
 
 episodes = sa.Table(
     "icmlgym_episodes",
     metadata,
-    sa.Column("run_id", sa.String(64), sa.ForeignKey("icmlgym_runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("icmlgym_runs.run_id", ondelete="CASCADE"), primary_key=True),
     sa.Column("episode", sa.Integer, primary_key=True),
     sa.Column("ret", sa.Float(53), nullable=True),
     sa.Column("length", sa.BigInteger, nullable=False),
@@ -93,9 +94,9 @@ episodes = sa.Table(
 episode_values = sa.Table(
     "icmlgym_episode_values",
     metadata,
-    sa.Column("run_id", sa.String(64), sa.ForeignKey("icmlgym_runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("icmlgym_runs.run_id", ondelete="CASCADE"), primary_key=True),
     sa.Column("kind", sa.String(8), primary_key=True),  # "metric" or "cost"
-    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("name", sa.Text, primary_key=True),
     sa.Column("episode", sa.Integer, primary_key=True),
     sa.Column("value", sa.Float(53), nullable=True),
     sqlite_with_rowid=False,
@@ -109,9 +110,9 @@ V2_COLUMNS = ("source", "added_at", "device_type", "device_name")
 
 def _v1_to_v2(conn: sa.Connection) -> None:
     conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN source TEXT NOT NULL DEFAULT ''"))
-    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN added_at VARCHAR(64) NOT NULL DEFAULT ''"))
-    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN device_type VARCHAR(32) NOT NULL DEFAULT ''"))
-    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN device_name VARCHAR(300) NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN added_at TEXT NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN device_type TEXT NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN device_name TEXT NOT NULL DEFAULT ''"))
     rows = conn.execute(sa.text("SELECT run_id, device FROM icmlgym_runs")).all()
     updates = []
     for run_id, device in rows:

@@ -80,7 +80,7 @@ def task_table(runs: pd.DataFrame, n_boot: int = 2000, ci: float = 0.95, seed: i
     if runs.empty:
         return pd.DataFrame(columns=keys + ["metric", "direction", "seeds", "mean", "se", "ci_low", "ci_high"])
     cost_cols = sorted(c for c in runs.columns if c.startswith("cost."))
-    g = runs.groupby(keys, sort=True)
+    g = runs.assign(_failed=(runs["status"] == "failed").astype(int), _timeout=(runs["status"] == "timeout").astype(int)).groupby(keys, sort=True)
     out = g.agg(
         env_id=("env_id", "first"),
         agent=("agent_name", "first"),
@@ -89,8 +89,8 @@ def task_table(runs: pd.DataFrame, n_boot: int = 2000, ci: float = 0.95, seed: i
         direction=("direction", "first"),
         seeds_required=("seeds_required", "first"),
         runs=("status", "size"),
-        failed=("status", lambda s: int((s == "failed").sum())),
-        timeout=("status", lambda s: int((s == "timeout").sum())),
+        failed=("_failed", "sum"),
+        timeout=("_timeout", "sum"),
     ).reset_index()
     ok = runs[(runs["status"] == "ok") & runs["score"].notna()]
     unscored = runs[(runs["status"] == "ok") & runs["score"].isna()].groupby(keys).size()
