@@ -87,8 +87,9 @@ def display_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         put("entry", df["entry"].astype(str), df["entry"])
         put("rank", [_rank(b, w) for b, w in zip(df["rank"], df["rank_worst"])], df["rank"])
         for m in ("iqm", "mean", "median"):
-            put(m.upper() if m == "iqm" else m, [_num(v, 3) for v in df[m]], df[m])
-            put(f"{m} 95% CI", [_ci(a, b) for a, b in zip(df[f"{m}_low"], df[f"{m}_high"])], df[f"{m}_low"])
+            label = m.upper() if m == "iqm" else m
+            put(label, [_num(v, 3) for v in df[m]], df[m])
+            put(f"{label} 95% CI", [_ci(a, b) for a, b in zip(df[f"{m}_low"], df[f"{m}_high"])], df[f"{m}_low"])
         put("tasks", [f"{t}" + (f" (-{m})" if m else "") for t, m in zip(df["tasks"], df["tasks_missing"])], df["tasks"])
         put("runs", df["runs"].astype(str), df["runs"])
         put("failed", df["failed"].astype(str), df["failed"])

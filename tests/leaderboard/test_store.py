@@ -229,7 +229,7 @@ def test_a_newer_schema_is_refused(store_path):
 
 
 def test_migration_from_schema_version_1(store_path):
-    """A store written with the version-1 layout opens, is upgraded in place, and keeps its runs."""
+    """A store written with the version-1 layout opens, is upgraded in place (1 -> 2 -> 3), and keeps its runs."""
     rec = make_record("old", 0, [2.0, 4.0])
     engine = sa.create_engine(f"sqlite:///{store_path}")
     md = schema.v1_metadata()
@@ -237,7 +237,7 @@ def test_migration_from_schema_version_1(store_path):
     with engine.begin() as conn:
         md.create_all(conn)
         conn.execute(md.tables["icmlgym_meta"].insert(), [{"key": "app", "value": "icmlgym-leaderboard"}, {"key": "schema_version", "value": "1"}, {"key": "store_id", "value": "old"}])
-        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in schema.V2_COLUMNS}])
+        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in schema.LATER_COLUMNS}])
         conn.execute(md.tables["icmlgym_episodes"].insert(), eps)
         conn.execute(md.tables["icmlgym_episode_values"].insert(), vals)
     engine.dispose()
