@@ -47,9 +47,10 @@ CARDS = [
         direction="max",
         cost_units=("updates", "queries"),
         tiers={
-            "smoke": Tier(episodes=2, env_kwargs={"update_budget": 600, "query_budget": 600}, seeds=3),
-            "standard": Tier(episodes=5, env_kwargs={"n_keys": 4000, "space": 2400, "update_budget": 4000, "query_budget": 4000}, seeds=5),
-            "full": Tier(episodes=10, env_kwargs={"n_keys": 20000, "space": 12000, "update_budget": 20000, "query_budget": 20000}, seeds=10),
+            # smoke = the env's defaults (3000 keys, updates and queries; 3000 words)
+            "smoke": Tier(episodes=2, env_kwargs={}, seeds=3),
+            "standard": Tier(episodes=5, env_kwargs={"n_keys": 10_000, "space": 6000, "update_budget": 10_000, "query_budget": 10_000}, seeds=5),
+            "full": Tier(episodes=10, env_kwargs={"n_keys": 50_000, "space": 20_000, "update_budget": 50_000, "query_budget": 50_000}, seeds=10),
         },
         extra="sketch",
         reference_agent="sketch-probe-reset",

@@ -52,11 +52,12 @@ succeeded). Truncated when the update budget or the query budget is spent.
   ``bottomk``, ``sample-hold``, ``switching``, ``dp-median``, ``dp-tree``,
   ``linear`` (sum / lp only), ``theta`` (cardinality only; ignores resets).
 - ``statistic`` (``"cardinality"``, ``"sum"`` or ``"lp"``), ``q`` (float in (0, 1), for lp).
-- ``n_keys`` (int, default 1000): the key universe.
-- ``space`` (int, default 600): the defender's space budget in words (matched across defenders).
-- ``update_budget``, ``query_budget`` (int, default 1000 each).
+- ``n_keys`` (int, default 3000): the key universe.
+- ``space`` (int, default 3000): the defender's space budget in words (matched across defenders).
+- ``update_budget``, ``query_budget`` (int, default 3000 each; the update budget is also the
+  horizon the Binary Tree Mechanism is calibrated for).
 - ``epsilon`` (float, default 0.5): the error that counts as a successful attack.
-- ``min_scale`` (float, default 100): the smallest normaliser of the error.
+- ``min_scale`` (float, default ``n_keys / 6``): the smallest normaliser of the error.
 - ``max_increment`` (int, default 4).
 - ``defender_kwargs`` (dict, optional): overrides the defender's parameters (e.g. ``epsilon_dp``).
 
@@ -96,12 +97,12 @@ class SketchAttackEnv(gym.Env):
         defender: str = "bernoulli",
         statistic: str = "cardinality",
         q: float = 0.5,
-        n_keys: int = 1000,
-        space: int = 600,
-        update_budget: int = 1000,
-        query_budget: int = 1000,
+        n_keys: int = 3000,
+        space: int = 3000,
+        update_budget: int = 3000,
+        query_budget: int = 3000,
         epsilon: float = 0.5,
-        min_scale: float = 100.0,
+        min_scale: float | None = None,
         max_increment: int = 4,
         defender_kwargs: dict[str, Any] | None = None,
     ) -> None:
@@ -113,6 +114,8 @@ class SketchAttackEnv(gym.Env):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if not (float(epsilon) > 0):
             raise ValueError(f"epsilon must be positive, got {epsilon!r}")
+        if min_scale is None:
+            min_scale = int(n_keys) / 6.0
         if not (float(min_scale) > 0):
             raise ValueError(f"min_scale must be positive, got {min_scale!r}")
         self.defender_name = defender

@@ -26,7 +26,7 @@ import pandas as pd
 from icmlgym.envs.sketch import ATTACKERS, ENV_ID
 
 # the env's defaults, used when a run's kwargs do not set them
-_DEFAULTS = {"defender": "bernoulli", "statistic": "cardinality", "space": 600}
+_DEFAULTS = {"defender": "bernoulli", "statistic": "cardinality", "space": 3000}
 _LABEL = re.compile(r"^(?P<id>[^\[]+)(\[(?P<kw>.*)\])?$")
 
 
