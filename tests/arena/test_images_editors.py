@@ -153,3 +153,12 @@ def test_generative_editor_slot():
         GenerativeEdit(object(), "x")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="instruction"):
         GenerativeEdit(_Tint(), "  ")
+
+
+def test_stored_feature_reference_stats_match_a_fresh_computation():
+    from icmlgym.envs.arena.features import compute_reference_stats, reference_stats
+
+    mu, sd = reference_stats()
+    mu2, sd2 = compute_reference_stats()
+    assert np.allclose(mu, mu2, rtol=1e-6, atol=1e-9) and np.allclose(sd, sd2, rtol=1e-6, atol=1e-9)
+    assert np.all(sd > 0)

@@ -25,7 +25,9 @@ more than 0.12 in some channel (the photo's backdrop is assumed to reach the bor
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -109,14 +111,30 @@ def extract_features(rgb: np.ndarray, analysis_size: int = 64) -> np.ndarray:
     )
 
 
+_STATS_FILE = Path(__file__).with_name("feature_stats.json")
+_DEFAULT_STATS = (160, 0, 64)
+
+
 @lru_cache(maxsize=8)
 def reference_stats(n_images: int = 160, seed: int = 0, analysis_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
     """Mean and std of each feature over catalogue photos with random edits (the z-score reference).
 
     The synthetic chooser scores z-scored features, so a weight of 1 means "one
     standard deviation of this feature across typical edited product photos is
-    worth one unit of utility". Computed once per process (about 0.3 s).
+    worth one unit of utility". The default arguments read ``feature_stats.json``,
+    the stored result of :func:`compute_reference_stats` with those arguments (a test
+    recomputes it and checks they agree; recomputing costs about 0.4 s per process);
+    other arguments compute it.
     """
+    if (n_images, seed, analysis_size) == _DEFAULT_STATS and _STATS_FILE.is_file():
+        data = json.loads(_STATS_FILE.read_text())
+        if data.get("features") == list(FEATURES):
+            return np.array(data["mean"]), np.array(data["std"])
+    return compute_reference_stats(n_images, seed, analysis_size)
+
+
+def compute_reference_stats(n_images: int = 160, seed: int = 0, analysis_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Compute the feature reference statistics (see :func:`reference_stats`)."""
     from icmlgym.envs.arena.editors import EDITS, apply_edits
     from icmlgym.envs.arena.images import ProductCatalog
 
@@ -129,3 +147,9 @@ def reference_stats(n_images: int = 160, seed: int = 0, analysis_size: int = 64)
         feats.append(extract_features(apply_edits(img, theta), analysis_size))
     f = np.array(feats)
     return f.mean(axis=0), np.maximum(f.std(axis=0), 1e-3)
+
+
+def write_reference_stats(path: str | Path = _STATS_FILE) -> None:
+    """Recompute the default reference statistics and store them (run after changing features or edits)."""
+    mu, sd = compute_reference_stats(*_DEFAULT_STATS)
+    Path(path).write_text(json.dumps({"features": list(FEATURES), "mean": mu.tolist(), "std": sd.tolist(), "args": _DEFAULT_STATS}, indent=1) + "\n")

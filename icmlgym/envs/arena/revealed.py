@@ -22,7 +22,6 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
 
 from icmlgym.envs.arena.choosers import Chooser, ChooserError, QueryRecord
 from icmlgym.envs.arena.features import FEATURES, THEMES, extract_features, reference_stats
@@ -97,6 +96,8 @@ def _design(
 
 
 def _fit(groups: dict[int, tuple[np.ndarray, np.ndarray]], d: int, n_slots: int, position: bool, ridge: float):
+    from scipy import optimize  # imported here: the envs import this module and rarely fit
+
     n_par = d + (n_slots - 1 if position else 0)
 
     def expand(X: np.ndarray) -> np.ndarray:
@@ -282,6 +283,8 @@ def position_bias(
 ) -> PositionBiasReport:
     """Test for position bias: slot effects with intervals, a likelihood-ratio test, the
     first-slot choice rate (Wilson interval) and the order-flip rate."""
+    from scipy import stats
+
     full = fit_conditional_logit(records, covariates, names, position=True)
     restricted = fit_conditional_logit(records, covariates, names, position=False)
     df = len(full.coef) - full.n_features
