@@ -22,12 +22,13 @@ class FakeVLM:
 
     ``script`` is a list of steps consumed one per request: ("answer", text),
     ("status", code), ("sleep", seconds, text), ("raw", bytes). When the script is
-    empty it answers "1".
+    empty it answers ``responder(body)`` if one is set, else "1".
     """
 
-    def __init__(self) -> None:
+    def __init__(self, responder=None) -> None:
         self.requests: list[dict] = []
         self.script: list[tuple] = []
+        self.responder = responder
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,7 +38,10 @@ class FakeVLM:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
-                step = fake.script.pop(0) if fake.script else ("answer", "1")
+                if fake.script:
+                    step = fake.script.pop(0)
+                else:
+                    step = ("answer", fake.responder(fake.requests[-1]["body"]) if fake.responder else "1")
                 if step[0] == "status":
                     self.send_response(step[1])
                     self.end_headers()
@@ -216,3 +220,33 @@ def test_sampling_temperature_keeps_repeats_independent_but_replayable(server, t
     rerun = make(server, tmp_path, temperature=1.0)
     assert [rerun.choose(images[:2]).tolist() for _ in range(2)] == a
     assert len(server.requests) == 2
+
+
+def brightest_option(body: dict) -> str:
+    """Decode the PNGs of a request and answer the brightest option (a rule-following 'VLM')."""
+    parts = [p for p in body["messages"][-1]["content"] if p["type"] == "image_url"]
+    means = [np.asarray(Image.open(io.BytesIO(base64.b64decode(p["image_url"]["url"].split(",", 1)[1])))).mean() for p in parts]
+    return str(int(np.argmax(means)) + 1)
+
+
+def test_choice_arena_end_to_end_through_the_http_chooser(tmp_path):
+    from icmlgym.envs.arena.choice_arena import ChoiceArenaEnv
+
+    server = FakeVLM(responder=brightest_option)
+    try:
+        chooser = HTTPChooser(endpoint=server.url, model="bright", timeout=5, backoff=0.01, cache_dir=tmp_path / "c")
+        env = ChoiceArenaEnv(chooser=chooser, image_size=32, edit_budget=3, queries_per_step=4, n_competitors=2, eval_queries=8)
+        obs, info = env.reset(seed=0)
+        for _ in range(3):
+            obs, r, term, trunc, info = env.step({"edit": 0, "magnitude": np.array([1.0], np.float32)})
+        assert term
+        m = info["metrics"]
+        # a brighter photo never loses ground with a chooser that picks the brightest option
+        assert m["final_win_rate"] >= m["initial_win_rate"]
+        assert m["eval_exact"] == 0.0 and info["cost"]["eval_queries"] == 16
+        # identical queries (temperature 0) are served by the cache: fewer requests than queries
+        total = info["cost"]["queries"] + info["cost"]["eval_queries"]
+        assert len(server.requests) < total
+        assert sum(r.cached for r in chooser.log) == total - len(server.requests)
+    finally:
+        server.close()

@@ -67,6 +67,8 @@ cannot pay for another estimate. The remaining budget is observed.
 - ``catalog_size`` (int, 400), ``catalog_seed`` (int, 0), ``category`` (str, optional)
 - ``images``: a folder of the user's photos (loaded with ``load_image_folder``) to use
   instead of the catalogue; the target and competitors are drawn from it.
+- ``keep_query_log`` (bool, True): keep the chooser's query log across episodes (for
+  ``analyze()``); False clears it at every reset (long training runs).
 
 ## Metrics
 
@@ -183,6 +185,7 @@ class ChoiceArenaEnv(gym.Env):
         category: str | None = None,
         images: str | None = None,
         prompt: str = DEFAULT_PROMPT,
+        keep_query_log: bool = True,
         render_mode: str | None = None,
     ) -> None:
         if int(image_size) < 16:
@@ -213,6 +216,7 @@ class ChoiceArenaEnv(gym.Env):
         self.eval_queries = int(eval_queries)
         self.category = category
         self.prompt = prompt
+        self.keep_query_log = bool(keep_query_log)
         self.render_mode = render_mode
         self.catalog = ProductCatalog(catalog_size, catalog_seed) if images is None else None
         self.user_images = load_image_folder(images, self.image_size) if images is not None else None
@@ -310,6 +314,9 @@ class ChoiceArenaEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
+        if not self.keep_query_log:
+            self.chooser.log.clear()
+            self.bank.table.clear()
         self._episode = int(self.np_random.integers(2**31 - 1))
         if hasattr(self.chooser, "seed"):
             self.chooser.seed(int(self.np_random.integers(2**31 - 1)))
