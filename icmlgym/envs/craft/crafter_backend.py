@@ -6,10 +6,17 @@ reset derives the world from ``hash((seed, episode))``. The adapter keeps one
 ``crafter.Env`` (its textures load once) and, at every reset, sets the seed and
 episode counter so the world depends on our seed alone. Crafter's own episode
 length is switched off: the Craft env owns the step limit.
+
+Crafter 1.8.3 is not deterministic under a fixed seed by itself: its world keeps
+the creatures of each chunk in a Python ``set``, whose iteration order follows
+object ids (memory addresses), and creature despawning picks from that order.
+The adapter swaps those sets for insertion-ordered ones, which makes episodes
+reproducible bit for bit (tested in ``tests/craft/test_env.py``).
 """
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +30,27 @@ import crafter  # noqa: E402
 
 from icmlgym.envs.craft.skills import VIEW_H, VIEW_W  # noqa: E402
 from icmlgym.envs.craft.techtree import TechTree, load  # noqa: E402
+
+
+class _OrderedSet(dict):
+    """The slice of ``set`` that crafter's World uses (add, remove, iteration), in insertion order."""
+
+    def add(self, item: Any) -> None:
+        self[item] = None
+
+    def remove(self, item: Any) -> None:
+        del self[item]
+
+
+def _ordered_world_reset(world: Any) -> None:
+    original = world.reset
+
+    def reset(seed: int | None = None) -> None:
+        original(seed=seed)
+        world._chunks = collections.defaultdict(_OrderedSet)
+
+    world.reset = reset
+    world._chunks = collections.defaultdict(_OrderedSet)
 
 
 @dataclass
@@ -52,6 +80,7 @@ class CrafterBackend:
         self.tree: TechTree = load()
         self.area = int(area)
         self.env = crafter.Env(area=(self.area, self.area), size=(int(size), int(size)), length=None, reward=False, seed=0)
+        _ordered_world_reset(self.env._world)
         self.actions: tuple[str, ...] = tuple(self.env.action_names)
         if self.actions != self.tree.actions:
             raise RuntimeError("crafter's action list differs from its data.yaml")

@@ -30,6 +30,8 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from icmlgym.envs.craft.techtree import TechTree, load
 
 CATEGORIES: tuple[str, ...] = ("collect", "make", "place", "achieve", "survive", "ordered")
@@ -316,16 +318,23 @@ def smoke_tasks() -> list[CraftTask]:
     return [get_task(n) for n in SMOKE_TASKS]
 
 
+SMOKE_EXCLUDED = frozenset({"defeat_skeleton", "defeat_zombie", "wake_up", "eat_plant", "collect_diamond"})
+
+
 def heldout_smoke_tasks(n: int = 8) -> list[CraftTask]:
-    """A small held-out evaluation set: the first ``n`` held-out ordered tasks (hard) whose
-    achievements are all shallow (tech-tree depth <= 3) so that a short episode can finish them."""
-    out = [
+    """A small held-out evaluation set: ``n`` held-out ordered tasks (hard), spread evenly over
+    those whose achievements reach at most tech-tree depth 5 and do not hinge on rare events
+    (skeletons, zombies at night, sleeping, ripe plants, diamonds)."""
+    pool = [
         t
         for t in _by_name().values()
-        if t.split == "heldout" and t.difficulty == "hard" and t.depth <= 3
-        and not {"defeat_skeleton", "wake_up", "eat_plant", "defeat_zombie"} & {g for g, _ in t.goals}
+        if t.split == "heldout" and t.difficulty == "hard" and t.depth <= 5
+        and not SMOKE_EXCLUDED & {g for g, _ in t.goals}
     ]
-    return out[:n]
+    if n >= len(pool):
+        return pool
+    idx = np.linspace(0, len(pool) - 1, n).round().astype(int)
+    return [pool[i] for i in idx]
 
 
 def task_table():

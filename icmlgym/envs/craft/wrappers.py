@@ -16,11 +16,12 @@ import numpy as np
 from gymnasium import spaces
 
 
-class _SingleLevel(gym.Wrapper):
+class _SingleLevel(gym.Wrapper, gym.utils.RecordConstructorArgs):
     level = ""
 
     def __init__(self, env: gym.Env, image: bool = True) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, image=image)
+        gym.Wrapper.__init__(self, env)
         base = env.unwrapped
         if not hasattr(base, "skill_names"):
             raise TypeError(f"{type(self).__name__} wraps icmlgym/Craft-v0 envs, got {base!r}")
