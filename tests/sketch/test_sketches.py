@@ -103,6 +103,53 @@ def test_reset_makes_the_key_count_as_zero(stream, seed):
         assert key not in sk.held
     tree = feed(DPTreeSketch("cardinality", p=0.3, seed=seed, horizon=128), with_key)
     assert key not in tree.sampler.held
+    for sk in (SwitchingSketch("sum", r=3, p=0.5, seed=seed), DPMedianSketch("sum", r=3, p=0.5, seed=seed)):
+        feed(sk, with_key)
+        assert all(key not in c.held for c in sk.copies)
+    rounded = feed(make_defender("bernoulli", "sum", space=40, n_keys=31, seed=seed, rounding=0.1), with_key)
+    assert key not in rounded.inner.held
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.integers(0, 2**31))
+def test_every_defender_is_within_its_stated_error_on_an_oblivious_stream(seed):
+    """The final estimate after a random oblivious stream (4000 updates over 2000 keys, 20% resets
+    except for theta, which cannot reset) is within the defender's stated error: 5 standard
+    errors of key sampling sqrt((1-p)/(p F)) per copy (the median / switching band added), 6/sqrt(m)
+    for the linear sketch's median estimator, 5/sqrt(k) for Theta, plus 5 tree standard deviations
+    for dp-tree, plus the grid step for rounded output."""
+    rng = np.random.default_rng(seed)
+    ops = [("reset", int(rng.integers(2000)), 0) if rng.random() < 0.2 else ("inc", int(rng.integers(2000)), int(rng.integers(1, 4))) for _ in range(4000)]
+    insert_only = [o for o in ops if o[0] == "inc"]
+    for name in DEFENDERS:
+        statistic = "sum" if name == "linear" else "cardinality"
+        stream = insert_only if name == "theta" else ops
+        true, _ = truth_of(stream, statistic, 0.5)
+        extra = {"m": 400} if name == "linear" else {}
+        sk = feed(make_defender(name, statistic, n_keys=2000, space=1600, horizon=4000, max_delta=3, seed=seed, **extra), stream)
+        est = sk.estimate()
+        if name == "exact":
+            assert est == pytest.approx(true)
+            continue
+        if name == "linear":
+            bound = 6 / math.sqrt(sk.m)
+        elif name == "theta":
+            bound = 5 / math.sqrt(2**sk.lg_k)
+        elif name == "bottomk":
+            bound = 5 / math.sqrt(sk.k)
+        else:
+            p = sk.p
+            bound = 5 * math.sqrt((1 - p) / (p * true))
+            if name == "switching":
+                bound += sk.alpha
+            if name == "dp-median":
+                bound = bound / 2 + sk.gamma  # the median of 15 copies
+            if name == "dp-tree":
+                bound += 5 * sk.tree.error_std() / true
+        assert abs(est / true - 1) <= bound, (name, est, true, bound)
+    rounded = feed(make_defender("bernoulli", n_keys=2000, space=1600, seed=seed, rounding=0.05), ops)
+    true, _ = truth_of(ops, "cardinality", 0.5)
+    assert abs(rounded.estimate() / true - 1) <= 5 * math.sqrt((1 - rounded.inner.p) / (rounded.inner.p * true)) + 0.05
 
 
 def test_sample_hold_estimator_is_unbiased_exactly():
