@@ -154,3 +154,15 @@ def test_suite_lists_the_basin_experiments():
     icmlgym.envs.register_all()
     members = icmlgym.catalog.suite("games-basins")
     assert len(members) >= 7 and all(env_id == "icmlgym/StabilityPrediction-v0" for env_id, _ in members)
+
+
+def test_tail_support_is_a_coverage_set():
+    from icmlgym.envs.games.metrics import coverage_mask
+
+    assert coverage_mask(np.full(1000, 1e-3), 0.01).sum() == 990
+    d = np.array([0.5, 0.3, 0.195, 0.005])
+    assert coverage_mask(d, 0.01).tolist() == [True, True, True, False]
+    assert coverage_mask(np.stack([d, d[::-1]]), 0.01).sum(axis=1).tolist() == [3, 3]
+    assert coverage_mask(np.array([1.0, 0.0]), 0.0).tolist() == [True, False]
+    with pytest.raises(ValueError, match="tol"):
+        coverage_mask(d, 1.0)

@@ -24,7 +24,7 @@ import networkx as nx
 import numpy as np
 
 from icmlgym.envs.games.dynamics import Regularizer, run_ftrl
-from icmlgym.envs.games.metrics import set_mass
+from icmlgym.envs.games.metrics import coverage_mask, set_mass
 from icmlgym.envs.games.normal_form import NormalFormGame, Profile
 from icmlgym.envs.games.preference_graph import sink_components
 
@@ -38,7 +38,8 @@ class BasinStats:
         fractions: fraction of runs absorbed by each sink (tail mass >= threshold).
         unabsorbed: fraction of runs no sink absorbed.
         tail_joint: per run, the tail distribution over profiles, ``(M, P)``.
-        observed: boolean ``(P,)``: profiles with tail mass >= ``support_tol`` in some run.
+        observed: boolean ``(P,)``: profiles in the tail support of some run (the fewest
+            profiles holding ``1 - support_tol`` of that run's tail mass).
         rounds: rounds per run (for cost accounting).
     """
 
@@ -68,7 +69,7 @@ def basin_statistics(
     mass = set_mass(res.tail_joint, game, sinks)  # (M, S)
     winner = np.where(mass.max(axis=1) >= threshold, mass.argmax(axis=1), -1)
     fractions = np.array([np.mean(winner == k) for k in range(len(sinks))])
-    observed = (res.tail_joint >= support_tol).any(axis=0)
+    observed = coverage_mask(res.tail_joint, support_tol).any(axis=0)
     return BasinStats(sinks, fractions, float(np.mean(winner < 0)), res.tail_joint, observed, rounds)
 
 

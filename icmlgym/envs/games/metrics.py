@@ -122,9 +122,29 @@ def absorption(mass_curve: np.ndarray, times: np.ndarray, threshold: float = 0.9
     return k, float(times[first])
 
 
-def tail_support(game: NormalFormGame, tail_joint: np.ndarray, tol: float = 1e-3) -> list[Profile]:
-    """Profiles carrying at least ``tol`` of the tail distribution."""
-    return [game.profile_at(k) for k in np.flatnonzero(np.asarray(tail_joint) >= tol)]
+def coverage_mask(dist: np.ndarray, tol: float = 1e-2) -> np.ndarray:
+    """The fewest profiles holding at least ``1 - tol`` of a distribution's mass (``(P,)`` or ``(M, P)``).
+
+    Heaviest profiles first, ties by index. Unlike a per-profile mass threshold this does not
+    come out empty when play is spread over many profiles (uniform play on 1,000 profiles
+    covers 990 of them, not none).
+    """
+    if not 0.0 <= tol < 1.0:
+        raise ValueError(f"tol must lie in [0, 1), got {tol}")
+    d = np.atleast_2d(np.asarray(dist, dtype=np.float64))
+    order = np.argsort(-d, axis=1, kind="stable")
+    sorted_mass = np.take_along_axis(d, order, axis=1)
+    before = np.cumsum(sorted_mass, axis=1) - sorted_mass  # mass of the heavier profiles
+    total = d.sum(axis=1, keepdims=True)
+    keep_sorted = (before < (1.0 - tol) * total - 1e-12) & (sorted_mass > 0)
+    mask = np.zeros_like(keep_sorted)
+    np.put_along_axis(mask, order, keep_sorted, axis=1)
+    return mask if np.ndim(dist) == 2 else mask[0]
+
+
+def tail_support(game: NormalFormGame, tail_joint: np.ndarray, tol: float = 1e-2) -> list[Profile]:
+    """The tail support: the fewest profiles holding at least ``1 - tol`` of the tail distribution."""
+    return [game.profile_at(k) for k in np.flatnonzero(coverage_mask(tail_joint, tol))]
 
 
 def closure_violation_stats(game: NormalFormGame, support: Sequence[Profile], gain_tol: float = 0.0) -> tuple[int, float]:
@@ -170,7 +190,7 @@ class PlayStatistics:
         n_checkpoints: windows over which sink mass is recorded.
         tail: fraction of final rounds that define the tail distribution.
         absorption_threshold: sink mass that counts as absorbed (see :func:`absorption`).
-        support_tol: tail mass that puts a profile in the tail support.
+        support_tol: the tail support is the fewest profiles holding ``1 - support_tol`` of the tail mass.
     """
 
     def __init__(

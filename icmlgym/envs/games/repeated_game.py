@@ -67,7 +67,8 @@ window on sink components), ``absorbed`` / ``absorbing_sink`` (index into
 ``info["sinks"]``, -1 if none) / ``time_to_absorption`` (the round from which the
 absorbing sink kept at least ``absorption_threshold`` of each window's mass; the
 horizon when none did), ``tail_support_size``, ``closure_violations`` and
-``closure_violation_max_gain`` (profitable deviations leaving the tail support),
+``closure_violation_max_gain`` (profitable deviations leaving the tail support: the
+fewest profiles holding ``1 - support_tol`` of the last ``tail`` fraction of play),
 ``leak_span`` (largest gain of leaving the tail support's span from one of its
 profiles) and ``leak_drift`` (aggregate payoff drift out of that span under the
 tail distribution; our approximation of the paper's leaklessness, see

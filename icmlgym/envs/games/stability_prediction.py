@@ -8,7 +8,8 @@ the preference graph of a freshly drawn game; the agent labels every pure
 profile as one that long-run play can use or not. The env then runs a basin
 experiment — Hedge from ``n_inits`` uniformly random initial mixed strategies for
 ``rounds`` rounds — and scores the labels against the profiles the runs'
-tail play actually uses (tail mass at least ``support_tol`` in some run). The
+tail play actually uses (in some run, among the fewest profiles that hold
+``1 - support_tol`` of that run's tail mass). The
 paper's predictor (sink components of the preference graph) is the reference
 agent ``games-sink-predictor``.
 
