@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     for name in DEFENDERS:
         statistic = "sum" if name == "linear" else "cardinality"
         kw = {"m": 64} if name == "linear" else {}
-        n_batch = args.n if name not in ("dp-tree", "theta", "linear") else args.scalar_n
+        n_batch = args.n if name not in ("theta", "linear") else args.scalar_n
 
         def batched():
             sk = make_defender(name, statistic, n_keys=n_keys, space=space, horizon=args.n, seed=1, **kw)

@@ -401,12 +401,15 @@ class SampleHoldSketch(ResettableSketch):
                 return 0.0
             new = d - j + 1
             self.held[key] = new
-            return self.g(new)
-        self.held[key] = c + d
-        return self.g(c + d) - self.g(c)
+            x = self.g(new)
+        else:
+            self.held[key] = c + d
+            x = self.g(c + d) - self.g(c)
+        self._total += x
+        return x
 
     def update(self, key: int, delta: int = 1) -> None:
-        self._total += self._change(key, _check_delta(delta))
+        self._change(key, _check_delta(delta))
 
     def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
         # Per key, the batch's units arrive consecutively as far as this key is concerned, and
@@ -439,12 +442,58 @@ class SampleHoldSketch(ResettableSketch):
             gain[fresh] = gf
         self._total += float(gain.sum())
 
+    def _changes_many(self, k: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """Apply a batch of updates and return the change of the estimate at each one, in order.
+
+        A key not held at the start of the batch draws one geometric holding unit over all its
+        units in the batch (memoryless, so this is the sequential law)."""
+        n = len(k)
+        if n == 0:
+            return np.zeros(0)
+        order = np.argsort(k, kind="stable")
+        ks, ds = k[order], d[order]
+        first = np.ones(n, dtype=bool)
+        first[1:] = ks[1:] != ks[:-1]
+        gid = np.cumsum(first) - 1
+        uk = ks[first]
+        csum = np.cumsum(ds)
+        base = (csum - ds)[first]  # units before each group
+        cum = csum - base[gid]  # units of this key up to and including each update
+        held = self.held
+        c0 = np.fromiter((held.get(x, 0) for x in uk.tolist()), dtype=np.int64, count=len(uk))
+        fresh = c0 == 0
+        j = np.empty(len(uk), dtype=np.int64)
+        j[~fresh] = 1 - c0[~fresh]  # already held: count from c0
+        j[fresh] = self.rng.geometric(self.p, size=int(fresh.sum()))
+        after = np.maximum(cum - j[gid] + 1, 0)
+        before = np.maximum(cum - ds - j[gid] + 1, 0)
+
+        def G(c: np.ndarray) -> np.ndarray:
+            out = np.zeros(len(c))
+            pos = c > 0
+            if pos.any():
+                out[pos] = self.g(c[pos])
+            return out
+
+        change_sorted = G(after) - G(before)
+        last = np.ones(n, dtype=bool)
+        last[:-1] = ks[1:] != ks[:-1]
+        final = after[last]
+        keep = final > 0
+        held.update(zip(uk[keep].tolist(), final[keep].tolist()))
+        changes = np.empty(n)
+        changes[order] = change_sorted
+        self._total += float(change_sorted.sum())
+        return changes
+
     def _reset_change(self, key: int) -> float:
         c = self.held.pop(key, None)
-        return 0.0 if c is None else -self.g(c)
+        x = 0.0 if c is None else -self.g(c)
+        self._total += x
+        return x
 
     def reset(self, key: int, value: float | None = None) -> None:
-        self._total += self._reset_change(key)
+        self._reset_change(key)
 
     def estimate(self) -> float:
         return float(self._total)
@@ -507,6 +556,55 @@ class BinaryTreeMechanism:
             self.noisy[j] = 0.0
         self.noisy[i] = self.alpha[i] + float(self.rng.laplace(0.0, self.scale))
         self._prefix = sum(self.noisy[j] for j in range(len(self.noisy)) if (t >> j) & 1)
+        return self._prefix
+
+    def add_many(self, xs: np.ndarray) -> float:
+        """Feed a batch of inputs (as many :meth:`add` calls, same noise draws) and return the
+        noisy prefix sum after the last one. Vectorised: the node closing at each time ``t`` of
+        the batch is a difference of exact prefix sums, or, when it starts before the batch,
+        the batch's part plus the closed nodes of the current time below its level."""
+        xs = np.asarray(xs, dtype=np.float64)
+        n = len(xs)
+        if n == 0:
+            return self._prefix
+        t0 = self.t
+        t = np.arange(t0 + 1, t0 + n + 1, dtype=np.int64)
+        level = np.zeros(n, dtype=np.int64)
+        low = t & -t
+        level = np.log2(low).astype(np.int64)  # exact: low is a power of two
+        top = int(level.max())
+        if top >= len(self.alpha):
+            self.alpha.extend([0.0] * (top + 1 - len(self.alpha)))
+            self.noisy.extend([0.0] * (top + 1 - len(self.noisy)))
+        cum = np.concatenate([[0.0], np.cumsum(xs)])  # exact sums of the batch: cum[t - t0]
+        start = t - low  # the node closing at t covers (start, t]
+        inside = start >= t0
+        node = np.empty(n)
+        node[inside] = cum[(t - t0)[inside]] - cum[(start - t0)[inside]]
+        if (~inside).any():
+            # (start, t0] is the union of t0's closed nodes at the levels below the node's level
+            below = np.zeros(top + 2)
+            acc = 0.0
+            for j in range(top + 1):
+                below[j] = acc
+                if j < len(self.alpha) and (t0 >> j) & 1:
+                    acc += self.alpha[j]
+            below[top + 1] = acc
+            node[~inside] = cum[(t - t0)[~inside]] + below[level[~inside]]
+        noisy = node + self.rng.laplace(0.0, self.scale, size=n)
+        t1 = t0 + n
+        # the nodes of t1's decomposition: level j (bit j of t1 set) closes at (t1 >> j << j)
+        for j in range(len(self.alpha)):
+            if (t1 >> j) & 1:
+                e = (t1 >> j) << j
+                if e > t0:
+                    self.alpha[j] = float(node[e - t0 - 1])
+                    self.noisy[j] = float(noisy[e - t0 - 1])
+            else:
+                self.alpha[j] = 0.0
+                self.noisy[j] = 0.0
+        self.t = t1
+        self._prefix = sum(self.noisy[j] for j in range(len(self.noisy)) if (t1 >> j) & 1)
         return self._prefix
 
     @property
@@ -583,10 +681,9 @@ class DPTreeSketch(ResettableSketch):
         self.tree.add(self.sampler._reset_change(key))
 
     def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
+        # the same released stream as update() in a loop, without the intermediate answers
         k, d = _check_batch(keys, deltas)
-        change, add = self.sampler._change, self.tree.add
-        for key, delta in zip(k.tolist(), d.tolist()):
-            add(change(key, delta))
+        self.tree.add_many(self.sampler._changes_many(k, d))
 
     def estimate(self) -> float:
         return max(0.0, self.tree.value)
