@@ -181,7 +181,9 @@ class RepeatedGameEnv(ParallelEnv):
     def _zero_obs(self) -> dict[str, np.ndarray]:
         return {a: np.zeros(self._obs_spaces[a].shape, dtype=np.float32) for a in self.possible_agents}
 
-    def reset(self, seed: int | None = None, options: dict | None = None):
+    def reset(
+        self, seed: int | None = None, options: dict | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
         if seed is not None or not hasattr(self, "_seeded"):
             self.np_random = np.random.default_rng(seed)
             self._seeded = True
@@ -191,7 +193,7 @@ class RepeatedGameEnv(ParallelEnv):
         infos = {a: {"cost": {"rounds": 0}} for a in self.agents}
         return self._zero_obs(), infos
 
-    def step(self, actions: dict[str, Any]):
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         if not self.agents:
             raise RuntimeError("step() called after the episode ended; call reset()")
         missing = [a for a in self.agents if a not in actions]

@@ -126,7 +126,9 @@ class StabilityPredictionEnv(gym.Env):
     def _cost(self) -> dict[str, int]:
         return {"games": self._k, "dynamics_rounds": self._k * self.n_inits * self.rounds}
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self._k = 0
         self._acc: list[float] = []
@@ -138,7 +140,7 @@ class StabilityPredictionEnv(gym.Env):
         self._draw()
         return self._adj.astype(np.float32).ravel(), {"cost": self._cost()}
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.action_space.contains(np.asarray(action)):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
         if self._k >= self.n_games:

@@ -139,7 +139,9 @@ class RepeatedGameVsFTRLEnv(gym.Env):
         e = step_size(self.opponent_eta, self.opponent_schedule, self._t + 1)
         return self._Q(e * self._scores[j][None])[0]
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self._t = 0
         self.stats.reset()
@@ -155,7 +157,7 @@ class RepeatedGameVsFTRLEnv(gym.Env):
             self._scores[j] = np.log(np.clip(x, 1e-300, None)) / e1 if self.opponent_regularizer == "entropic" else x / e1
         return self._obs(None, 0.0), {"cost": {"env_steps": 0, "opponent_updates": 0}}
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
         if self._t >= self.horizon:
