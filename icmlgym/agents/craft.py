@@ -160,6 +160,7 @@ class HierarchicalAgent(PlannerAgent):
         self.last_pos: tuple[int, int] | None = None
         self.last_motor: str | None = None
         self.last_target: tuple[int, int] | None = None
+        self.frontier_goal: tuple[int, int] | None = None
 
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         self.t += 1
@@ -208,11 +209,20 @@ class HierarchicalAgent(PlannerAgent):
                 motor = "do" if interact and self._facing(obs) == d else f"move_{d}"
                 return self._motor(thought, motor, pos, sem)
             return self._motor(thought, f"move_{direction}", pos, sem)
-        # not known anywhere: walk to the nearest frontier of the explored area
+        # not known anywhere: walk to a frontier of the explored area, keeping the chosen frontier
+        # cell until it is reached or explored (re-choosing every step makes the walk dither)
         frontier = self._frontier()
-        direction, _, dist = bfs_next_step(mem.grid, pos, frontier, grid_pass, adjacent=False)
-        if dist > 0 and direction:
-            return self._motor(thought, f"move_{direction}", pos, sem)
+        goal = self.frontier_goal
+        if goal is None or not frontier[goal] or goal == pos:
+            _, goal, dist = bfs_next_step(mem.grid, pos, frontier, grid_pass, adjacent=False)
+            self.frontier_goal = goal if dist > 0 else None
+        if self.frontier_goal is not None:
+            only = np.zeros_like(frontier)
+            only[self.frontier_goal] = True
+            direction, _, dist = bfs_next_step(mem.grid, pos, only, grid_pass, adjacent=False)
+            if dist > 0 and direction:
+                return self._motor(thought, f"move_{direction}", pos, sem)
+            self.frontier_goal = None
         return {"skill": "explore"}
 
     def _facing(self, obs: dict[str, Any]) -> str:

@@ -141,7 +141,7 @@ def from_records(records: Iterable[Any]) -> pd.DataFrame:
             raise ValueError(f"run {rec.agent_name} seed {rec.seed} failed: {rec.error.splitlines()[0] if rec.error else ''}")
         task = rec.env_spec.get("kwargs", {}).get("task", "collect_wood/hard")
         for ep in rec.episodes:
-            rows.append({"agent": rec.agent_name, "task": get_task(task).name, "seed": rec.seed, "episode": ep.index, **ep.metrics})
+            rows.append({"agent": rec.agent_name, "task": get_task(task).name, "seed": rec.seed, "episode": ep.episode, **ep.metrics})
     return pd.DataFrame(rows)
 
 
