@@ -304,7 +304,10 @@ def report_html(board: Any, env: Any = None, suite: Any = None, tier: str | None
         parts.append(f'<p class="note">⚠ {len(few)} entr{"y has" if len(few) == 1 else "ies have"} fewer successful seeds than the tier asks.</p>')
     if len(tasks):
         plots, costs = [], []
-        for (task, t), sub in list(tasks.groupby(["task", "tier"], sort=True))[:MAX_PLOTS]:
+        groups = list(tasks.groupby(["task", "tier"], sort=True))
+        if len(groups) > MAX_PLOTS:
+            parts.append(f'<p class="note">Plots show the first {MAX_PLOTS} of {len(groups)} tasks; the tables list all of them.</p>')
+        for (task, t), sub in groups[:MAX_PLOTS]:
             arrow = "↓ lower is better" if sub["direction"].iloc[0] == "min" else "↑ higher is better"
             plots.append(_interval_plot(list(sub["entry"]), sub["mean"].to_numpy(float), sub["ci_low"].to_numpy(float), sub["ci_high"].to_numpy(float),
                                         f"{sub['metric'].iloc[0]} ({arrow})", f"{task} · {t}", mark=list(sub["pareto"])))

@@ -295,3 +295,26 @@ def test_import_from_another_store_and_bad_files(tmp_path):
         with pytest.raises(FileNotFoundError):
             b.import_(tmp_path / "missing.csv")
         assert len(b) == 2
+
+
+def test_threads_sharing_one_leaderboard(store_path):
+    """A Ray or thread-pool driver may call board.add from several threads."""
+    import threading
+
+    board = Leaderboard(store_path)
+    errors: list[BaseException] = []
+
+    def write(i: int) -> None:
+        try:
+            for k in range(10):
+                board.add(make_record(f"t{i}", k, [1.0]))
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(board) == 40
+    board.close()
