@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from icmlgym.leaderboard import stats
@@ -142,3 +144,67 @@ def test_bad_arguments_are_named():
         stats.iqm([])
     with pytest.raises(ValueError, match="same, non-zero number of tasks"):
         stats.probability_of_improvement([np.ones(2)], [], n_boot=5)
+
+
+@pytest.mark.finding
+def test_stratified_bootstrap_coverage_and_iqm_efficiency():
+    """Agarwal et al. 2021 (rliable): stratified bootstrap intervals of suite aggregates have close
+    to nominal coverage, and the IQM's interval is narrower than the median's.
+
+    Setup: 10 tasks x 5 runs of N(1, 1) scores (the true mean, median of task means and IQM are
+    all 1), 1,000 resamples, 3 seeds x 300 repetitions pooled.
+    Margins: pooled coverage of the 95% intervals of mean, median and IQM within [0.87, 0.99]
+    (about 3 binomial standard errors below the 0.90 we observe for the mean: percentile intervals
+    undercover a little with 5 runs per task, a known small-sample bias, and the median's
+    overcovers at about 0.97); mean IQM interval width below 0.95 of the median's (observed about
+    0.87 on every seed).
+    """
+    covered = {"mean": 0, "median": 0, "iqm": 0}
+    width = {"mean": 0.0, "median": 0.0, "iqm": 0.0}
+    reps = 0
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        for _ in range(300):
+            tasks = [rng.normal(1.0, 1.0, 5) for _ in range(10)]
+            for name, (_, boot) in stats.aggregate_bootstrap(tasks, 1000, rng).items():
+                lo, hi = stats.percentile_interval(boot)
+                covered[name] += lo <= 1.0 <= hi
+                width[name] += hi - lo
+            reps += 1
+    for name in covered:
+        assert 0.87 <= covered[name] / reps <= 0.99, (name, covered[name] / reps)
+    assert width["iqm"] / width["median"] < 0.95
+
+_floats = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_floats, min_size=1, max_size=30), st.lists(_floats, min_size=1, max_size=30))
+def test_probability_of_improvement_is_complementary(x, y):
+    p_xy = stats.probability_of_improvement([np.array(x)], [np.array(y)], n_boot=20)[0]
+    p_yx = stats.probability_of_improvement([np.array(y)], [np.array(x)], n_boot=20)[0]
+    assert p_xy + p_yx == pytest.approx(1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_floats, min_size=1, max_size=40))
+def test_iqm_matches_scipy_and_bootstrap_stays_in_range(x):
+    a = np.array(x)
+    assert stats.iqm(a) == pytest.approx(sps.trim_mean(a, 0.25), rel=1e-9, abs=1e-6)
+    boot = stats.grouped_bootstrap_means(a, np.zeros(a.size, dtype=np.int64), 1, 50, seed=0)[0]
+    assert boot.min() >= a.min() - 1e-6 and boot.max() <= a.max() + 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=25))
+def test_pareto_front_members_are_undominated_and_others_dominated(points):
+    s = np.array([p[0] for p in points], dtype=float)
+    c = np.array([p[1] for p in points], dtype=float)
+    front = stats.pareto_front(s, c, "max")
+
+    def dominates(j: int, i: int) -> bool:
+        return s[j] >= s[i] and c[j] <= c[i] and (s[j] > s[i] or c[j] < c[i])
+
+    for i in range(len(points)):
+        dominated = any(dominates(j, i) for j in range(len(points)))
+        assert front[i] == (not dominated)
