@@ -87,6 +87,8 @@ start() {
   mkdir -p "$ROOT_DIR"
   chmod 755 "$ROOT_DIR"
   if [ -n "$RUN_USER" ]; then chown "$RUN_USER" "$ROOT_DIR"; fi
+  as_user test -w "$ROOT_DIR" -a -x "$ROOT_DIR" \
+    || die "user ${RUN_USER:-$(id -un)} cannot enter $ROOT_DIR (the server must not run as root); set ICMLGYM_PG_DIR to a folder under one that others can enter, such as /tmp"
   if running; then
     say "reusing the server in $ROOT_DIR (port $(cat "$PORT_FILE"))"
   else

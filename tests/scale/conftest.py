@@ -9,7 +9,9 @@ under CI (``CI`` set), where that is an error: CI must run them.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -25,9 +27,9 @@ def agent(cls_name: str) -> str:
     return f"{AGENTS_FILE}:{cls_name}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_executor():
-    """A RayExecutor owning a local 2-CPU Ray instance for the whole session.
+    """A RayExecutor owning a local 2-CPU Ray instance for the tests of this package.
 
     Executors made while it is up (with other timeouts or retries) share its Ray instance."""
     pytest.importorskip("ray", reason="the Ray executor needs the [ray] extra: pip install 'icmlgym[ray]'")
@@ -38,12 +40,14 @@ def ray_executor():
     ex.close()
 
 
-@pytest.fixture(scope="session")
-def pg_server(tmp_path_factory):
+@pytest.fixture(scope="package")
+def pg_server():
     """The base URL of a PostgreSQL server on loopback (its default database)."""
     pytest.importorskip("psycopg", reason="the PostgreSQL store needs the [postgres] extra: pip install 'icmlgym[postgres]'")
-    folder = tmp_path_factory.mktemp("pg") / "server"
-    env = {**os.environ, "ICMLGYM_PG_DIR": str(folder)}
+    # not under pytest's tmp folder: that is private to root, and the server runs as another user
+    base = tempfile.mkdtemp(prefix="icmlgym-pg-tests-")
+    os.chmod(base, 0o755)
+    env = {**os.environ, "ICMLGYM_PG_DIR": os.path.join(base, "server")}
     script = ROOT / "scripts" / "postgres.sh"
     try:
         out = subprocess.run(["bash", str(script), "start"], env=env, capture_output=True, text=True, timeout=600)
@@ -58,6 +62,7 @@ def pg_server(tmp_path_factory):
     url = out.stdout.strip().split("=", 1)[1]
     yield url
     subprocess.run(["bash", str(script), "destroy"], env=env, capture_output=True, text=True, timeout=120)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture()
