@@ -100,3 +100,16 @@ class NeedsTwoCpus(_Uniform):
 
     name = "two-cpus"
     num_cpus = 2
+
+
+class TrainsBriefly(_Uniform):
+    """Spends ``seconds`` in ``train`` (stands in for an agent that trains on the GPU)."""
+
+    name = "trains-briefly"
+
+    def __init__(self, seconds: float = 0.2) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def train(self, env, budget):
+        time.sleep(self.seconds)
