@@ -119,7 +119,8 @@ class Leaderboard:
         by_device: bool = False,
         **filters: Any,
     ) -> pd.DataFrame:
-        """One row per stored run with its ``score`` (the metric averaged over its stored episodes),
+        """One row per stored run with its ``score`` (the metric averaged over its stored episodes;
+        NaN unless every episode reports it),
         normalised score ``norm``, entry label, status, and cost counters summed over its episodes.
 
         Args:
@@ -133,7 +134,7 @@ class Leaderboard:
         if direction not in (None, "max", "min"):
             raise ValueError(f"direction must be 'max' or 'min', got {direction!r}")
         cols = ["run_id", "env_id", "task", "tier", "agent_name", "agent_source_hash", "agent_kwargs", "seed", "status", "error",
-                "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source", "device_type", "device_name"]
+                "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source", "device_type", "device_name", "n_episodes"]
         runs = self._store.runs_frame(columns=cols, parse_json=False, **filters).rename(columns={"agent_kwargs": "agent_kwargs_json"})
         runs["metric"] = ""
         runs["score"] = np.nan
@@ -156,10 +157,11 @@ class Leaderboard:
         runs = runs.drop(columns="score").merge(sc, on=["run_id", "metric"], how="left")
         runs["score"] = runs["score"].astype(float)
         runs["n_scored"] = runs["n_scored"].fillna(0).astype(int)
+        # a run is scored only when every stored episode reports the metric (a NaN or a missing
+        # value would otherwise drop out of the run's mean unseen); others count as missing_metric
+        runs.loc[runs["n_scored"] < runs["n_episodes"], "score"] = np.nan
         costs = self._store.run_costs(**filters)
         runs = runs.merge(costs, on="run_id", how="left")
-        if refs is None and metric is not None:
-            refs = None
         scored = scoring.attach_scores(runs, refs)
         if by_device:
             scored["entry"] = scored["entry"] + " [" + scored["device_type"] + ": " + scored["device_name"] + "]"

@@ -105,6 +105,9 @@ def as_records(records: Any) -> list[RunRecord]:
 
 
 def _rows(rec: RunRecord, source: str, added_at: str) -> tuple[dict, list[dict], list[dict]]:
+    numbers = [e.episode for e in rec.episodes]
+    if len(set(numbers)) != len(numbers):
+        raise ValueError(f"run {rec.run_id} ({rec.env_id}, {rec.agent_name}, seed {rec.seed}) repeats episode numbers {sorted(numbers)}")
     pm, direction = _primary(rec.env_id)
     run = {
         "run_id": rec.run_id,

@@ -76,6 +76,15 @@ def test_entry_labels_separate_versions_and_kwargs(board):
     assert entries == {"a@11111111", "a@22222222", "eg{epsilon:0.1}"}
 
 
+def test_a_run_with_an_unreported_or_nan_episode_is_not_scored(board):
+    partial = make_record("a", 0, [1.0, 2.0])
+    del partial.episodes[1].metrics["pseudo_regret"]
+    nan = make_record("a", 1, [1.0, float("nan")])
+    board.add([partial, nan, make_record("a", 2, [5.0])])
+    row = board.table(env=BANDIT).iloc[0]
+    assert (row["seeds"], row["missing_metric"], row["mean"]) == (1, 2, pytest.approx(5.0))
+
+
 def test_missing_metric_and_metric_override(board):
     ok = make_record("a", 0, [1.0, 2.0])
     odd = make_record("a", 1, [1.0], metric="something_else")

@@ -63,6 +63,10 @@ def test_bad_records_are_refused_with_a_clear_error(store_path):
             board.add({"env_id": BANDIT, "nonsense": 1})
         with pytest.raises(ValueError, match="status must be one of"):
             board.add({**make_record("a", 0, [1.0]).to_dict(), "status": "great"})
+        twice = make_record("a", 0, [1.0, 2.0])
+        twice.episodes[1].episode = 0
+        with pytest.raises(ValueError, match="repeats episode numbers"):
+            board.add([make_record("a", 1, [1.0]), twice])
         with pytest.raises(TypeError, match="unknown filter"):
             board.runs(colour="red")
         assert len(board) == 0
