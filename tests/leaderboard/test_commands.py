@@ -9,14 +9,19 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from icmlgym.catalog import add_to_suite
+from icmlgym import catalog
 from icmlgym.leaderboard import Leaderboard
 from icmlgym.leaderboard.commands import register
 
 from .conftest import BANDIT, make_record
 
 SUITE = "leaderboard-test"  # a one-env suite, so that submissions stay small
-add_to_suite(SUITE, BANDIT)
+
+
+@pytest.fixture(autouse=True)
+def one_env_suite(monkeypatch):
+    # only for these tests: the catalog's suites are left as they were afterwards
+    monkeypatch.setitem(catalog._SUITES, SUITE, [(BANDIT, {})])
 
 
 @pytest.fixture(scope="module")
