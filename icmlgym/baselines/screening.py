@@ -21,6 +21,8 @@ On ``icmlgym/ScreeningCompounds-v0`` (compound level):
   evaluations for hundreds of reagents) that alone would exceed the budget, so
   the prior is empirical Bayes (mean and spread of all objectives seen) and an
   untried reagent is sampled from it.
+- :class:`RandomCompoundAgent` (``screening-random-compounds``): uniformly
+  random compounds, the compound-level random baseline.
 - :class:`FullLibraryGreedyAgent` (``screening-full-greedy``): MolPAL-style
   greedy with full-library inference each round (``op=1`` every step).
 """
@@ -152,6 +154,24 @@ class ReagentThompsonAgent(BaseAgent):
             for k, b in enumerate(coords):
                 self._sums[r][k][b] += y
                 self._counts[r][k][b] += 1
+
+
+class RandomCompoundAgent(BaseAgent):
+    """Evaluates uniformly random compounds (never the same twice): the compound-level random baseline."""
+
+    name = "screening-random-compounds"
+
+    def reset(self, seed: int | None, spec: AgentSpec) -> None:
+        super().reset(seed, spec)
+        self._tried: set[int] = set()
+
+    def act(self, obs: Any, info: dict[str, Any]) -> dict[str, int]:
+        n = int(self.spec.action_space["compound"].n)
+        idx = int(self.np_random.integers(n))
+        while idx in self._tried and len(self._tried) < n:
+            idx = int(self.np_random.integers(n))
+        self._tried.add(idx)
+        return {"op": 0, "compound": idx}
 
 
 class FullLibraryGreedyAgent(BaseAgent):

@@ -78,7 +78,7 @@ CARDS = [
         },
         extra="chem",
         reference_agent="screening-full-greedy",
-        baselines=("screening-reagent-thompson", "random"),
+        baselines=("screening-reagent-thompson", "screening-random-compounds"),
         score_refs={},
         suites=("screening",),
         description="compound-level access to the same library, oracle and meters: evaluate a compound "
@@ -119,6 +119,11 @@ AGENTS = {
         "icmlgym.baselines.screening:ReagentThompsonAgent",
         extra="chem",
         description="Thompson sampling over reagents (Klarich et al., JCIM 2024) on ScreeningCompounds-v0",
+    ),
+    "screening-random-compounds": AgentInfo(
+        "icmlgym.baselines.screening:RandomCompoundAgent",
+        extra="chem",
+        description="uniformly random compounds (compound-level random baseline, ScreeningCompounds-v0)",
     ),
     "screening-full-greedy": AgentInfo(
         "icmlgym.baselines.screening:FullLibraryGreedyAgent",

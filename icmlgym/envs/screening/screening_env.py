@@ -7,7 +7,7 @@ compounds of a synthesis-on-demand library of 10^7-10^12 molecules, where each
 evaluation (docking) is expensive and even running a surrogate model over the
 whole library is too costly. The library is split into partitions that act as
 bandit arms; each round the agent picks an arm, the env draws a batch of
-not-yet-seen compounds from it, runs its surrogate (ridge regression on Morgan
+not-yet-evaluated compounds from it, runs its surrogate (ridge regression on Morgan
 fingerprints by default, refit on every evaluated compound as data arrives)
 over the batch, and evaluates the ``eval_batch`` compounds it predicts best
 with the oracle. Libraries are virtual (building blocks x reaction SMARTS,
@@ -36,7 +36,7 @@ compound and evaluate the top predicted ones.
 - ``Screening-v0``: ``Dict`` of float32 arrays, one entry per arm: ``pulls`` (times
   drawn), ``mean_reward`` (mean step reward, 0 before the first pull), ``best``
   (best objective evaluated from the arm, 0 before), ``remaining`` (fraction of the
-  arm not yet seen), and ``budget`` (2,): remaining fractions of the evaluation and
+  arm that may still be drawn), and ``budget`` (2,): remaining fractions of the evaluation and
   inference budgets.
 - ``ScreeningCompounds-v0``: ``Box(4,)``: the last step's reward, the fractions of
   the evaluation and inference budgets used, and the best objective so far.
@@ -72,6 +72,10 @@ guard against agents that keep picking exhausted arms or duplicates).
 - ``partition`` (Screening-v0): ``"reagent"`` / ``"reagent:<axis>"`` (axis: reactant position or
   building-block set), ``"reaction"``, ``"cluster:<n>[:<axis>]"``, ``"random[:<n>]"``.
 - ``surrogate``: ``"ridge"`` (default), ``"rf"``, or an object with ``reset/add/predict``.
+- ``discard_inferred`` (Screening-v0, default False): when False, a compound that was inferred
+  but not evaluated may be drawn again later (and is re-inferred by the updated surrogate, as
+  full-library inference re-infers every round); when True every compound is drawn at most once
+  (inferred-and-rejected compounds are discarded), so small arms run out quickly.
 - ``inference_batch`` (Screening-v0, default 40): compounds drawn and inferred per step;
   ``eval_batch`` (default 4): compounds evaluated per step (when ``inference_batch <= eval_batch``
   the surrogate is skipped and the drawn compounds are evaluated directly).
@@ -94,7 +98,9 @@ guard against agents that keep picking exhausted arms or duplicates).
 fingerprinted) on every step. At episode end ``info["metrics"]`` holds
 ``top_k_recall`` (primary; hits among the true top-``top_k``, ties at the cut-off
 included, divided by ``top_k``), ``top1pct_recall``, ``auc_recall_cost`` (area under
-top-k recall against total cost, from 0 to the budget's cost, normalised to [0, 1]),
+top-k recall against total cost from 0 to ``auc_cost_ref``, divided by it; default
+``auc_cost_ref`` = the cost of ``eval_budget`` evaluations plus ``10 * eval_budget``
+inferences and enumerations, the same for every inference setting, so AUCs compare),
 ``best_score`` (raw units), ``best_objective``, ``fraction_inferred`` (distinct
 compounds inferred / library size), ``total_cost``, ``hits_over_threshold``,
 ``failed_products`` (tuples the reaction could not make), ``failed_evaluations``
@@ -171,7 +177,11 @@ class _ScreeningBase(gym.Env):
         ground_truth_max: int = 2_000_000,
         cache_dir: str | None = None,
         max_rounds: int | None = None,
+        auc_cost_ref: float | None = None,
     ) -> None:
+        if auc_cost_ref is not None and not auc_cost_ref > 0:
+            raise ValueError(f"auc_cost_ref must be positive, got {auc_cost_ref!r}")
+        self.auc_cost_ref = None if auc_cost_ref is None else float(auc_cost_ref)
         self.eval_batch = _positive_int("eval_batch", eval_batch)
         self.eval_budget = _positive_int("eval_budget", eval_budget)
         if self.eval_batch > self.eval_budget:
@@ -205,7 +215,10 @@ class _ScreeningBase(gym.Env):
 
     # --------------------------------------------------------------- state
     def _reset_state(self) -> None:
-        self._seen = SeenSet(self.library.size)  # drawn or inferred (Screening-v0) / evaluated (compounds)
+        # compounds that may not be drawn again: evaluated ones, tuples without a product, and
+        # (Screening-v0 with discard_inferred=True) every compound drawn
+        self._seen = SeenSet(self.library.size)
+        self._inf_seen: SeenSet | None = None  # distinct compounds inferred (made on first use)
         self._enumerated = SeenSet(self.library.size) if self.library.size <= 100_000_000 else None
         self._n_enum = 0
         self._inferences = 0
@@ -223,6 +236,14 @@ class _ScreeningBase(gym.Env):
         self._curve_recall: list[float] = [0.0]
         self._eval_idx: list[np.ndarray] = []
         self._eval_obj: list[np.ndarray] = []
+
+    def _count_inferred(self, idx: np.ndarray) -> None:
+        self._inferences += len(idx)
+        if self._inf_seen is None:
+            self._inf_seen = SeenSet(self.library.size)
+        before = self._inf_seen.count
+        self._inf_seen.add(idx)
+        self._inferred_distinct += self._inf_seen.count - before
 
     def _count_enumerated(self, idx: np.ndarray) -> None:
         if self._enumerated is None:
@@ -244,9 +265,11 @@ class _ScreeningBase(gym.Env):
         return float(sum(self.cost_weights[k] * c[k] for k in COST_KEYS))
 
     def _ref_cost(self) -> float:
-        inf_ref = self.inference_budget if self.inference_budget is not None else 10 * self.eval_budget
+        if self.auc_cost_ref is not None:
+            return self.auc_cost_ref
+        # the same for every inference setting and both envs, so AUCs compare across them
         w = self.cost_weights
-        return w["evaluations"] * self.eval_budget + (w["surrogate_inferences"] + w["enumerations"]) * inf_ref
+        return w["evaluations"] * self.eval_budget + (w["surrogate_inferences"] + w["enumerations"]) * 10 * self.eval_budget
 
     def _evaluate(self, idx: np.ndarray, fps: np.ndarray) -> np.ndarray:
         """Call the oracle on ``idx``, feed the surrogate, update hits and curves; returns objectives."""
@@ -328,8 +351,16 @@ class _ScreeningBase(gym.Env):
 class ScreeningEnv(_ScreeningBase):
     """Screening-v0: pick a partition (bandit arm) per step; see the module docstring."""
 
-    def __init__(self, partition: str | Partition = "reagent", inference_batch: int = 40, partition_seed: int = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        partition: str | Partition = "reagent",
+        inference_batch: int = 40,
+        partition_seed: int = 0,
+        discard_inferred: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
+        self.discard_inferred = bool(discard_inferred)
         self.inference_batch = _positive_int("inference_batch", inference_batch)
         self.partition = make_partition(self.library, partition, seed=partition_seed)
         if self.inference_budget is None:
@@ -397,22 +428,27 @@ class ScreeningEnv(_ScreeningBase):
         use_surrogate = self.inference_batch > self.eval_batch
         want = min(self.inference_batch, inf_left) if use_surrogate else min(self.eval_batch, evals_left)
         idx = self.partition.sample(arm, want, self.np_random, self._seen)
-        self._seen.add(idx)
-        self._arm_seen[arm] += len(idx)
         self._count_enumerated(idx)
         fps, ok = self.library.fingerprints(idx)
-        self._failed_products += int((~ok).sum())
+        n_bad = int((~ok).sum())
+        if n_bad:  # tuples the reaction cannot make: counted, never drawn again
+            self._failed_products += n_bad
+            self._seen.add(idx[~ok])
+            self._arm_seen[arm] += n_bad
+        drawn = idx
         idx, fps = idx[ok], fps[ok]
         chosen = idx
         chosen_fps = fps
         if use_surrogate and len(idx):
             pred = self.surrogate.predict(fps)
-            self._inferences += len(idx)
-            self._inferred_distinct += len(idx)
+            self._count_inferred(idx)
             # ties (an untrained surrogate predicts a constant) are broken at random
             order = np.lexsort((self.np_random.random(len(idx)), -pred))
             top = order[: min(self.eval_batch, evals_left)]
             chosen, chosen_fps = idx[top], fps[top]
+        retired = idx if self.discard_inferred else chosen
+        self._seen.add(retired)
+        self._arm_seen[arm] += len(retired)
         obj = self._evaluate(chosen, chosen_fps)
         finite = obj[np.isfinite(obj)]
         reward = float(finite.mean()) if len(finite) else 0.0
@@ -427,7 +463,7 @@ class ScreeningEnv(_ScreeningBase):
         info: dict[str, Any] = {
             "cost": self._cost(),
             "evaluated": {"indices": chosen, "objectives": obj},
-            "drawn": int(len(idx)),
+            "drawn": int(len(drawn)),
         }
         if terminated or truncated:
             self._end_info(info)
@@ -486,19 +522,10 @@ class ScreeningCompoundsEnv(_ScreeningBase):
         preds = np.empty(len(cand))
         for s in range(0, len(cand), 8192):
             preds[s : s + 8192] = self.surrogate.predict(fps_all[cand[s : s + 8192]])
-        self._inferences += len(cand)
-        if self._inf_seen is None:
-            self._inf_seen = SeenSet(self.library.size)
-        before = self._inf_seen.count
-        self._inf_seen.add(cand)
-        self._inferred_distinct += self._inf_seen.count - before
+        self._count_inferred(cand)
         order = np.lexsort((self.np_random.random(len(cand)), -preds))
         top = cand[order[:k]]
         return top, fps_all[top]
-
-    def _reset_state(self) -> None:
-        super()._reset_state()
-        self._inf_seen: SeenSet | None = None  # made by the first full-library round
 
     def step(self, action):
         if not isinstance(action, dict) or not self.action_space.contains(
