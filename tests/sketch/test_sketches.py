@@ -34,7 +34,7 @@ op = st.one_of(
 )
 streams = st.lists(op, min_size=1, max_size=60)
 stats = st.sampled_from([("cardinality", 0.5), ("sum", 0.5), ("lp", 0.5), ("lp", 0.3)])
-FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(derandomize=True, max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def truth_of(stream, statistic, q):
@@ -110,7 +110,7 @@ def test_reset_makes_the_key_count_as_zero(stream, seed):
     assert key not in rounded.inner.held
 
 
-@settings(max_examples=3, deadline=None)
+@settings(derandomize=True, max_examples=3, deadline=None)
 @given(st.integers(0, 2**31))
 def test_every_defender_is_within_its_stated_error_on_an_oblivious_stream(seed):
     """The final estimate after a random oblivious stream (4000 updates over 2000 keys, 20% resets
@@ -163,7 +163,7 @@ def test_sample_hold_estimator_is_unbiased_exactly():
                 assert mean == pytest.approx(f(v), rel=1e-9)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(derandomize=True, max_examples=8, deadline=None)
 @given(streams, stats)
 def test_sampling_sketches_are_unbiased_on_oblivious_streams(stream, stat):
     """Over 400 independent seeds the mean estimate is within 4.5 standard errors of the truth."""
@@ -175,7 +175,7 @@ def test_sampling_sketches_are_unbiased_on_oblivious_streams(stream, stat):
         assert abs(ests.mean() - true) <= 4.5 * se + 1e-9, (name, ests.mean(), true, se)
 
 
-@settings(max_examples=5, deadline=None)
+@settings(derandomize=True, max_examples=5, deadline=None)
 @given(st.integers(0, 2**31))
 def test_sketches_within_stated_error_on_an_oblivious_stream(seed):
     """On a random oblivious stream of 3000 updates over 1500 keys, the final relative error of each

@@ -39,6 +39,7 @@ Defenders (see ``DEFENDERS``):
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from typing import Any, Callable
@@ -204,7 +205,6 @@ class ExactSketch(ResettableSketch):
         return self.values.get(key, 0)
 
     def estimate(self) -> float:
-        # recompute from scratch now and then so float drift never accumulates
         return float(self._total)
 
     def exact_total(self) -> float:
@@ -852,6 +852,16 @@ def _stable(alpha: float, u: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (np.sin(alpha * theta) / np.cos(theta) ** (1.0 / alpha)) * (np.cos((1.0 - alpha) * theta) / w) ** ((1.0 - alpha) / alpha)
 
 
+@functools.lru_cache(maxsize=None)
+def _stable_abs_median(alpha: float) -> float:
+    """The median of |S| for a standard symmetric alpha-stable S (1 for Cauchy), by Monte Carlo
+    with a fixed seed: a constant of the estimator, computed once per alpha."""
+    if alpha == 1.0:
+        return 1.0
+    rng = np.random.default_rng(12345)
+    return float(np.median(np.abs(_stable(alpha, rng.random(400_000), rng.exponential(size=400_000)))))
+
+
 class LinearStableSketch(ResettableSketch):
     """A linear stable-projection sketch (Indyk 2006) with the median estimator: CountSketch-style.
 
@@ -877,8 +887,7 @@ class LinearStableSketch(ResettableSketch):
         self.alpha = 1.0 if statistic == "sum" else self.q
         self.salt = int(seed)
         self.y = np.zeros(self.m)
-        rng = np.random.default_rng(12345)  # the median of |S_alpha|: a constant, estimated once
-        self.scale = float(np.median(np.abs(_stable(self.alpha, rng.random(400_000), rng.exponential(size=400_000)))))
+        self.scale = _stable_abs_median(self.alpha)
         self._rows = np.arange(self.m, dtype=np.int64)
 
     def column(self, key: int) -> np.ndarray:
