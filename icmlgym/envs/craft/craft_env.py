@@ -44,7 +44,7 @@ without ``levels`` the keys present are the levels present, and ``skill`` /
 ``Dict``: ``image`` (``Box(0, 255, (64, 64, 3), uint8)``, Crafter's view with
 the inventory rows), ``inventory`` (``Box(0, 9, (16,), int32)`` in Crafter's
 item order), ``facing`` (``Discrete(4)``: left, right, up, down), ``steps_left``
-(``Box(0, 1e6, (1,), float32)``), ``task`` (``Discrete(n_tasks + 1)``: the task's
+(``Box(0, 1e9, (1,), float32)``), ``task`` (``Discrete(n_tasks + 1)``: the task's
 index in the suite; ``n_tasks`` for a custom task), ``prompt`` (``Text``), and,
 with ``semantic=True`` (the default), ``semantic`` (``Box(0, 18, (9, 7), uint8)``:
 Crafter's semantic ids of the local view).
@@ -187,7 +187,7 @@ class CraftEnv(gym.Env):
             "image": spaces.Box(0, 255, (int(size), int(size), 3), np.uint8),
             "inventory": spaces.Box(0, 9, (len(self.tree.items),), np.int32),
             "facing": spaces.Discrete(4),
-            "steps_left": spaces.Box(0.0, 1e6, (1,), np.float32),
+            "steps_left": spaces.Box(0.0, 1e9, (1,), np.float32),
             "task": spaces.Discrete(self.n_tasks + 1),
             "prompt": spaces.Text(max_length=256, min_length=0, charset=PROMPT_CHARSET),
         }
