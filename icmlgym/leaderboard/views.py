@@ -76,7 +76,8 @@ def display_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         put("95% CI", [_ci(a, b) for a, b in zip(df["ci_low"], df["ci_high"])], df["ci_low"])
         put("normalised", [_num(v, 3) if pd.notna(v) else "–" for v in df["norm"]], df["norm"])
         req = df["seeds_required"]
-        put("seeds", [f"{int(s)}/{int(r)}" + (" ⚠" if f else "") if pd.notna(r) else str(int(s)) for s, r, f in zip(df["seeds"], req, df["few_seeds"])], df["seeds"])
+        # "2/3 ⚠": fewer successful seeds than the tier asks; otherwise just the count
+        put("seeds", [f"{int(s)}/{int(r)} ⚠" if f and pd.notna(r) else str(int(s)) for s, r, f in zip(df["seeds"], req, df["few_seeds"])], df["seeds"])
         put("failed", [str(int(v)) for v in df["failed"]], df["failed"])
         put("timeout", [str(int(v)) for v in df["timeout"]], df["timeout"])
         put("wall s", [_num(v, 3) for v in df["wall_time"]], df["wall_time"])
