@@ -107,7 +107,12 @@ class Leaderboard:
         return set(df["run_key"])
 
     def __len__(self) -> int:
+        """The number of stored runs."""
         return len(self._store.runs_frame(columns=["run_id"], parse_json=False))
+
+    def __bool__(self) -> bool:
+        # an open board is true even when empty (``board.add if board else None`` must store)
+        return True
 
     # -- scoring -------------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ def test_round_trip_of_real_and_constructed_records(store_path, real_records):
 def test_add_is_idempotent_and_accepts_dicts(store_path):
     recs = [make_record("a", s, [1.0]) for s in range(4)]
     with Leaderboard(store_path) as board:
+        assert len(board) == 0 and bool(board)  # an empty board is still a board
         assert board.add(recs[0]) == 1
         assert board.add(recs[0].to_dict()) == 0  # same run_id: nothing added
         assert board.add(r.to_dict() for r in recs) == 3
