@@ -146,3 +146,16 @@ def test_leaderboard_command_refuses_a_foreign_file(app, tmp_path):
     assert p.read_text() == "not a database"
     r = invoke(app, "leaderboard", "--store", str(tmp_path / "x.db"), "--format", "pdf")
     assert r.exit_code == 2 and "unknown --format 'pdf'" in r.output
+
+
+def test_the_core_cli_stores_into_an_empty_board(tmp_path):
+    """`icmlgym run` passes `board.add if board else None` to the runner: an empty board must count as a board."""
+    from icmlgym.cli import app as core_app
+
+    store = str(tmp_path / "core.db")
+    r = CliRunner().invoke(core_app, ["run", BANDIT, "--agent", "ucb1", "--seeds", "2", "--executor", "inprocess", "--store", store])
+    assert r.exit_code == 0, r.output
+    with Leaderboard(store) as b:
+        assert len(b) == 2
+    r = CliRunner().invoke(core_app, ["leaderboard", "--store", store, "--format", "csv"])
+    assert r.exit_code == 0 and pd.read_csv(__import__("io").StringIO(r.output)).loc[0, "seeds"] == 2
