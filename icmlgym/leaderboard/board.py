@@ -11,7 +11,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from icmlgym.catalog import MissingExtraError, canonical_json, card, suite as catalog_suite, task_label
+from icmlgym.catalog import MissingExtraError, canonical_json, card, task_label
+from icmlgym.catalog import suite as catalog_suite
 from icmlgym.leaderboard import scoring
 from icmlgym.leaderboard.store import Store, StoreError, as_records
 from icmlgym.runner.record import RunRecord

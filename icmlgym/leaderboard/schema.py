@@ -21,7 +21,6 @@ Version history:
 from __future__ import annotations
 
 import json
-
 from typing import Callable
 
 import sqlalchemy as sa

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import textwrap
 
 import pandas as pd
@@ -130,7 +131,7 @@ def test_leaderboard_and_compare_commands(app, tmp_path, real_records):
     assert r.exit_code == 0 and f"merged {len(real_records)} new run(s)" in r.output
     r = invoke(app, "compare", "bandit-thompson", "random", "--store", store, "--env", BANDIT, "--format", "csv")
     assert r.exit_code == 0
-    rows = pd.read_csv(__import__("io").StringIO(r.output))
+    rows = pd.read_csv(io.StringIO(r.output))
     assert rows.set_index("task").loc[BANDIT, "p_improve"] == pytest.approx(1.0)
     r = invoke(app, "compare", "bandit-thompson", "nobody", "--store", store)
     assert r.exit_code == 2 and "no entry 'nobody'" in r.output
@@ -158,4 +159,4 @@ def test_the_core_cli_stores_into_an_empty_board(tmp_path):
     with Leaderboard(store) as b:
         assert len(b) == 2
     r = CliRunner().invoke(core_app, ["leaderboard", "--store", store, "--format", "csv"])
-    assert r.exit_code == 0 and pd.read_csv(__import__("io").StringIO(r.output)).loc[0, "seeds"] == 2
+    assert r.exit_code == 0 and pd.read_csv(io.StringIO(r.output)).loc[0, "seeds"] == 2
