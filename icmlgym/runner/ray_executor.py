@@ -9,7 +9,8 @@ run never stops the others.
   ``resources["num_cpus"]`` when a card has one, else 1) and for one GPU when the
   task's device starts with ``cuda`` (or is ``auto`` and the cluster has GPUs, or
   the agent class sets ``num_gpus``). A run that needs a GPU on a cluster without
-  one is recorded as ``failed`` at once instead of waiting forever.
+  one, or more CPUs or memory than the whole cluster has, is recorded as ``failed`` at
+  once instead of waiting forever.
 - **Worker death.** A Ray worker (or node) that dies mid-run is retried up to
   ``max_retries`` times; after that the run is recorded as ``failed`` with every
   attempt's reason. ``RunRecord.attempts`` counts the attempts.
@@ -313,6 +314,14 @@ class RayExecutor:
                             task, "failed",
                             f"the run needs {needs['num_gpus']:g} GPU (device={task.device!r}) but the Ray cluster has "
                             f"{cluster.get('GPU', 0.0):g}; run it with --device cpu or on a cluster with GPUs",
+                        )
+                        continue
+                    if needs["num_cpus"] > cluster.get("CPU", 0.0) or needs.get("memory", 0.0) > cluster.get("memory", 0.0):
+                        yield failed(
+                            task, "failed",
+                            f"the run needs {needs['num_cpus']:g} CPUs and {needs.get('memory', 0.0) / 2**20:.0f} MB but the Ray cluster "
+                            f"has {cluster.get('CPU', 0.0):g} CPUs and {cluster.get('memory', 0.0) / 2**20:.0f} MB in all; "
+                            "lower the request (num_cpus, memory_limit_mb) or add nodes",
                         )
                         continue
                     submit(task, needs, 1, [])

@@ -139,6 +139,12 @@ def test_cuda_run_on_a_cluster_without_gpus_fails_at_once(ray_executor):
     assert records[1].status == "ok"
 
 
+def test_run_needing_more_cpus_than_the_cluster_has_fails_at_once(ray_executor):
+    ex = RayExecutor(num_cpus=8)  # the session's instance has 2
+    records = list(ex.imap(make_tasks(BANDIT, "ucb1", seeds=[0])))
+    assert records[0].status == "failed" and "needs 8 CPUs" in records[0].error and "has 2 CPUs" in records[0].error
+
+
 def test_resource_requests():
     t = RunTask(BANDIT, "ucb1", 0)
     assert task_resources(t) == {"num_cpus": 1.0, "num_gpus": 0.0}
