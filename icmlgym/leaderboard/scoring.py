@@ -108,6 +108,10 @@ def task_table(runs: pd.DataFrame, n_boot: int = 2000, ci: float = 0.95, seed: i
     se[counts < 2] = np.nan
     boot = stats.grouped_bootstrap_means(scores, codes, n, n_boot, seed)
     lo, hi = stats.percentile_interval(boot, ci, axis=1)
+    # one run says nothing about spread: no interval (and so no rank interval) rather than a
+    # zero-width one
+    lo[counts < 2] = np.nan
+    hi[counts < 2] = np.nan
     out["seeds"] = counts
     out["mean"], out["se"], out["ci_low"], out["ci_high"] = mean, se, lo, hi
     out["few_seeds"] = out["seeds"] < out["seeds_required"].fillna(0)
@@ -200,8 +204,9 @@ def suite_table(runs: pd.DataFrame, tasks: Sequence[str] | None = None, n_boot: 
         row["few_seeds_tasks"] = int(sum(per_task_seeds.get((entry, t), 0) < (req.get(t) if pd.notna(req.get(t)) else 0) for t in all_tasks if t in req.index))
         if by_task:
             agg = stats.aggregate_bootstrap(list(by_task.values()), n_boot, rng)
+            single = all(v.size < 2 for v in by_task.values())  # nothing to resample: no interval
             for name, (point, boot) in agg.items():
-                lo, hi = stats.percentile_interval(boot, ci)
+                lo, hi = (np.nan, np.nan) if single else stats.percentile_interval(boot, ci)
                 row[name], row[f"{name}_low"], row[f"{name}_high"] = point, float(lo), float(hi)
             boots[entry] = agg["iqm"][1]
         else:

@@ -189,3 +189,12 @@ def test_tables_gives_both_levels_in_one_pass(board):
     pd.testing.assert_frame_equal(task, board.table(suite=tasks, tier="smoke", refs=refs, level="task"))
     pd.testing.assert_frame_equal(agg, board.table(suite=tasks, tier="smoke", refs=refs))
     assert board.tables(env=BANDIT)[1] is None
+
+
+def test_a_single_run_gets_no_interval_and_no_rank(board):
+    board.add([make_record("one", 0, [5.0]), make_record("two", 0, [7.0]), make_record("two", 1, [9.0])])
+    t = board.table(env=BANDIT).set_index("entry")
+    assert t.loc["one", "mean"] == 5.0 and np.isnan(t.loc["one", "ci_low"]) and np.isnan(t.loc["one", "rank"])
+    assert t.loc["two", "ci_low"] <= 8.0 <= t.loc["two", "ci_high"] and t.loc["two", "rank"] == 1
+    agg = board.table(suite=[(BANDIT, {})], tier="smoke", refs={BANDIT: (100.0, 0.0)}).set_index("entry")
+    assert agg.loc["one", "iqm"] == pytest.approx(0.95) and np.isnan(agg.loc["one", "iqm_low"])
