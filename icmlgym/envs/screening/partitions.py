@@ -31,11 +31,11 @@ _SMALL_ARM = 200_000  # arms up to this size are sampled exactly from their unse
 
 
 class SeenSet:
-    """Compounds already drawn in an episode: a bit array for libraries up to 10^8, else a set."""
+    """Compounds already drawn in an episode: a bool array for libraries up to 10^7, else a set."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._arr = np.zeros(size, dtype=bool) if size <= 100_000_000 else None
+        self._arr = np.zeros(size, dtype=bool) if size <= 10_000_000 else None
         self._set: set[int] = set()
         self.count = 0
 
@@ -58,7 +58,7 @@ class SeenSet:
     def unseen_indices(self) -> np.ndarray:
         """Every unseen compound (small libraries only)."""
         if self._arr is None:
-            raise ValueError("unseen_indices() needs a library of at most 10^8 compounds")
+            raise ValueError("unseen_indices() needs a library of at most 10^7 compounds")
         return np.flatnonzero(~self._arr)
 
 

@@ -219,7 +219,7 @@ class _ScreeningBase(gym.Env):
         # (Screening-v0 with discard_inferred=True) every compound drawn
         self._seen = SeenSet(self.library.size)
         self._inf_seen: SeenSet | None = None  # distinct compounds inferred (made on first use)
-        self._enumerated = SeenSet(self.library.size) if self.library.size <= 100_000_000 else None
+        self._enumerated = SeenSet(self.library.size)
         self._n_enum = 0
         self._inferences = 0
         self._evaluations = 0
