@@ -214,11 +214,13 @@ def suite_table(runs: pd.DataFrame, tasks: Sequence[str] | None = None, n_boot: 
                 row[name] = row[f"{name}_low"] = row[f"{name}_high"] = np.nan
         rows.append(row)
     df = pd.DataFrame(rows)
-    best, worst = stats.rank_intervals(df["iqm_low"].to_numpy(), df["iqm_high"].to_numpy())
+    # only entries that ran every normalised task are ranked against each other
+    complete = (df["tasks_missing"] == 0).to_numpy()
+    best, worst = stats.rank_intervals(np.where(complete, df["iqm_low"], np.nan), np.where(complete, df["iqm_high"], np.nan))
     df["rank"], df["rank_worst"] = best, worst
-    incomplete = df.loc[df["tasks_missing"] > 0, "entry"].tolist()
+    incomplete = df.loc[~complete, "entry"].tolist()
     if incomplete:
-        notes.append(f"entries missing some tasks (aggregated over the tasks they have; not comparable): {', '.join(incomplete)}")
+        notes.append(f"entries missing some tasks (aggregated over the tasks they have; not comparable, not ranked): {', '.join(incomplete)}")
     df = df[cols].sort_values(["rank", "iqm"], ascending=[True, False], na_position="last").reset_index(drop=True)
     df.attrs.update(notes=notes, unnormalised_tasks=unnormalised, tasks=norm_tasks)
     return df

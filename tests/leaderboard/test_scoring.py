@@ -131,7 +131,8 @@ def test_suite_notes_unnormalised_and_incomplete_entries(board):
     assert "no normalisation references" in notes and task_label(*tasks[1]) in notes
     assert "entries missing some tasks" in notes and "y" in notes
     y = agg.set_index("entry").loc["y"]
-    assert y["tasks_missing"] == 1 and np.isnan(y["iqm"])
+    assert y["tasks_missing"] == 1 and np.isnan(y["iqm"]) and np.isnan(y["rank"])
+    assert agg.set_index("entry").loc["x", "rank"] == 1
 
 
 def test_mixed_tiers_need_a_tier_for_a_suite(board):
