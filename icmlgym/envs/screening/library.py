@@ -57,33 +57,41 @@ class BuildingBlockSet:
         name: the set's name (what a reaction's reactant position refers to).
         smiles: the SMILES of the accepted building blocks as given, in file order.
         ids: the id column of the file (or ``name-<n>``).
-        mols: the RDKit molecules (parsed once; reused by every enumeration).
         rejected: ``(line number, text, reason)`` for every skipped line.
         source: the file path, or ``"embedded"``.
+
+    Every SMILES is parsed (and sanitised) once when the set is made, to validate it; the
+    molecules are then dropped and re-parsed on first use by :meth:`mol`, so an opened
+    library holds strings, and molecules only for the blocks that were touched.
     """
 
     name: str
     smiles: list[str]
     ids: list[str]
-    mols: list[Chem.Mol] = field(repr=False)
     rejected: list[tuple[int, str, str]] = field(default_factory=list)
     source: str = "embedded"
+    _mols: dict[int, Chem.Mol] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.smiles)
 
+    def mol(self, b: int) -> Chem.Mol:
+        """The RDKit molecule of building block ``b`` (parsed on first use, then cached)."""
+        m = self._mols.get(b)
+        if m is None:
+            m = Chem.MolFromSmiles(self.smiles[b])
+            self._mols[b] = m
+        return m
+
     @classmethod
     def from_smiles(cls, name: str, smiles: Sequence[str], ids: Sequence[str] | None = None, source: str = "embedded") -> "BuildingBlockSet":
         """Build a set from SMILES strings; any that RDKit cannot parse raises ``ValueError`` naming it."""
-        mols = []
         with _quiet_rdkit():
             for k, s in enumerate(smiles):
-                m = Chem.MolFromSmiles(s)
-                if m is None:
+                if Chem.MolFromSmiles(s) is None:
                     raise ValueError(f"building block {k} of {name!r} is not a valid SMILES: {s!r}")
-                mols.append(m)
         ids = list(ids) if ids is not None else [f"{name}-{k}" for k in range(len(smiles))]
-        return cls(name, list(smiles), ids, mols, [], source)
+        return cls(name, list(smiles), ids, [], source)
 
 
 def load_building_blocks(path: str | os.PathLike, name: str | None = None, strict: bool = False) -> BuildingBlockSet:
@@ -104,7 +112,6 @@ def load_building_blocks(path: str | os.PathLike, name: str | None = None, stric
     name = name or p.stem
     smiles: list[str] = []
     ids: list[str] = []
-    mols: list[Chem.Mol] = []
     rejected: list[tuple[int, str, str]] = []
     with _quiet_rdkit(), open(p, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
@@ -118,7 +125,6 @@ def load_building_blocks(path: str | os.PathLike, name: str | None = None, stric
                     raise ValueError(f"{p}:{line_no}: malformed SMILES {parts[0]!r} (RDKit could not parse it)")
                 rejected.append((line_no, parts[0], "RDKit could not parse the SMILES"))
                 continue
-            mols.append(mol)
             # the file's SMILES is kept as given (canonicalising 10^4 blocks would double the open time)
             smiles.append(parts[0])
             ids.append(parts[1] if len(parts) > 1 else f"{name}-{len(ids)}")
@@ -128,7 +134,7 @@ def load_building_blocks(path: str | os.PathLike, name: str | None = None, stric
         warnings.warn(f"{p}: skipped {len(rejected)} malformed SMILES ({shown}{more})", stacklevel=2)
     if not smiles:
         raise ValueError(f"{p}: no valid building blocks (every line was empty, a comment or malformed)")
-    return BuildingBlockSet(name, smiles, ids, mols, rejected, str(p))
+    return BuildingBlockSet(name, smiles, ids, rejected, str(p))
 
 
 @dataclass(frozen=True)
@@ -287,7 +293,7 @@ class VirtualLibrary:
     # ------------------------------------------------------------- enumeration
     def _build(self, i: int, r: int, tup: Sequence[int]) -> Chem.Mol | None:
         reaction = self.reactions[r]
-        reactants = [self.building_blocks[c].mols[b] for c, b in zip(reaction.components, tup)]
+        reactants = [self.building_blocks[c].mol(int(b)) for c, b in zip(reaction.components, tup)]
         self.n_enumerated += 1
         if self._rxns[r] is None:
             return Chem.Mol(reactants[0])
@@ -305,7 +311,12 @@ class VirtualLibrary:
         return np.packbits(self._fpgen.GetFingerprintAsNumPy(mol).astype(bool))
 
     def _ensure(self, idx: np.ndarray, want_smiles: bool) -> None:
-        todo = [int(i) for i in idx if int(i) not in self._smiles or (int(i) not in self._fps and self._smiles[int(i)] is not None)]
+        """Build the products of ``idx`` that are missing from the caches (SMILES only when asked:
+        writing a SMILES costs as much as the fingerprint)."""
+        if want_smiles:
+            todo = [int(i) for i in idx if int(i) not in self._smiles]
+        else:
+            todo = [int(i) for i in idx if int(i) not in self._fps and self._smiles.get(int(i), "") is not None]
         if not todo:
             return
         rxn, bbs = self.decode(np.array(todo, dtype=np.int64))
@@ -315,15 +326,20 @@ class VirtualLibrary:
                 if mol is None:
                     self._smiles[i] = None
                     continue
-                if self._rxns[r] is None:  # a listed compound keeps its SMILES as given (table keys match)
-                    self._smiles[i] = self.building_blocks[self.reactions[r].components[0]].smiles[int(tup[0])]
-                else:
-                    self._smiles[i] = Chem.MolToSmiles(mol)
-                self._fps[i] = self._fp_row(mol)
+                if i not in self._fps:
+                    self._fps[i] = self._fp_row(mol)
+                if want_smiles:
+                    if self._rxns[r] is None:  # a listed compound keeps its SMILES as given (table keys match)
+                        self._smiles[i] = self.building_blocks[self.reactions[r].components[0]].smiles[int(tup[0])]
+                    else:
+                        self._smiles[i] = Chem.MolToSmiles(mol)
 
     def smiles(self, indices: Iterable[int] | np.ndarray) -> list[str | None]:
         """Product SMILES (RDKit canonical; a listed compound's as given) of compounds; ``None`` where the reaction gave no product."""
         idx = self._check(np.asarray(indices))
+        if len(self._rxns) == 1 and self._rxns[0] is None:  # a flat list: the SMILES are the building blocks'
+            comp = self.building_blocks[self.reactions[0].components[0]].smiles
+            return [comp[int(i)] for i in idx]
         self._ensure(idx, want_smiles=True)
         return [self._smiles[int(i)] for i in idx]
 
@@ -388,7 +404,8 @@ class VirtualLibrary:
         """An estimate of the memory the library holds beyond its building blocks' molecules."""
         fp_b = self.fp_bits // 8
         dense = 0 if self._dense_fps is None else self._dense_fps.nbytes + self._dense_ok.nbytes
-        return dense + len(self._fps) * (fp_b + 100) + sum(len(s or "") + 60 for s in self._smiles.values())
+        mols = sum(len(b._mols) for b in self.building_blocks.values()) * 12_000  # a parsed block: ~12 KB resident
+        return dense + len(self._fps) * (fp_b + 100) + sum(len(s or "") + 60 for s in self._smiles.values()) + mols
 
     def __repr__(self) -> str:
         rx = ", ".join(f"{r.name}{tuple(s)}" for r, s in zip(self.reactions, self.shapes))

@@ -232,7 +232,7 @@ def cluster_partition(library: VirtualLibrary, n_clusters: int = 20, axis: int |
         k = min(int(n_clusters), len(bbs))
         if k < 1:
             raise ValueError(f"n_clusters must be positive, got {n_clusters}")
-        x = np.array([gen.GetFingerprintAsNumPy(m) for m in bbs.mols], dtype=np.float32)
+        x = np.array([gen.GetFingerprintAsNumPy(bbs.mol(b)) for b in range(len(bbs))], dtype=np.float32)
         labels[s] = _kmeans(x, k, seed)
     arms: list[list[_Segment]] = []
     names: list[str] = []
