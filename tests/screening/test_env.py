@@ -238,3 +238,25 @@ def test_no_ground_truth_for_large_libraries_reports_best_and_hits():
     with pytest.raises(ValueError, match="no exact ground truth"):
         ScreeningEnv(library={"kind": "embedded", "n_amines": 200, "n_acids": 200, "n_aminobenzoic_acids": 20},
                      ground_truth=True, ground_truth_max=10_000)
+
+
+def test_random_forest_surrogate_in_the_env():
+    env = ScreeningEnv(**{**SMALL, "surrogate": {"kind": "rf", "n_estimators": 10, "refit_every": 4}})
+    env.reset(seed=0)
+    done, t = False, 0
+    while not done:
+        _, _, term, trunc, info = env.step(t % env.action_space.n)
+        done, t = term or trunc, t + 1
+    assert info["cost"]["evaluations"] == 40 and 0 <= info["metrics"]["top_k_recall"] <= 1
+    curves = info["curves"]
+    assert len(curves["evaluations"]) == len(curves["top1pct_recall"]) == len(curves["total_cost"]) == 21
+    assert np.all(np.diff(curves["top_k_recall"]) >= 0) and np.all(np.diff(curves["total_cost"]) > 0)
+
+
+def test_partition_suite_lists_every_axis():
+    suite = icmlgym.suite("screening-partitions")
+    parts = [kw["partition"] for env_id, kw in suite]
+    assert parts == ["reagent:amines", "reagent:acids", "cluster:20:amines", "random"]
+    for env_id, kw in suite:
+        rec = icmlgym.run(env_id, "screening-boba", seeds=[0], env_kwargs=kw)[0]
+        assert rec.status == "ok", rec.error

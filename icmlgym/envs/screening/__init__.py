@@ -135,3 +135,14 @@ AGENTS = {
         description="MolPAL-style greedy with full-library surrogate inference each round (ScreeningCompounds-v0)",
     ),
 }
+
+# The partition axis is an env argument: these suites run the same agents along each axis
+# (`icmlgym benchmark --suite screening-partitions`) to compare meaningful and random partitions.
+SUITES = {
+    "screening-partitions": [
+        ("icmlgym/Screening-v0", {"partition": "reagent:amines"}),
+        ("icmlgym/Screening-v0", {"partition": "reagent:acids"}),
+        ("icmlgym/Screening-v0", {"partition": "cluster:20:amines"}),
+        ("icmlgym/Screening-v0", {"partition": "random"}),
+    ],
+}

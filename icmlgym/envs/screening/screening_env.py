@@ -105,7 +105,9 @@ inferences and enumerations, the same for every inference setting, so AUCs compa
 compounds inferred / library size), ``total_cost``, ``hits_over_threshold``,
 ``failed_products`` (tuples the reaction could not make), ``failed_evaluations``
 and ``ground_truth`` (1 if exact ground truth was available; recall metrics are
-NaN without it). ``info["curves"]`` holds recall against evaluations and cost.
+NaN without it). ``info["curves"]`` holds ``evaluations``, ``total_cost``,
+``top_k_recall`` and ``top1pct_recall`` after every evaluation (recall against
+evaluations and against total cost).
 
 ## Version History
 
@@ -234,6 +236,7 @@ class _ScreeningBase(gym.Env):
         self._curve_evals: list[int] = [0]
         self._curve_cost: list[float] = [0.0]
         self._curve_recall: list[float] = [0.0]
+        self._curve_recall_1pct: list[float] = [0.0]
         self._eval_idx: list[np.ndarray] = []
         self._eval_obj: list[np.ndarray] = []
 
@@ -246,9 +249,6 @@ class _ScreeningBase(gym.Env):
         self._inferred_distinct += self._inf_seen.count - before
 
     def _count_enumerated(self, idx: np.ndarray) -> None:
-        if self._enumerated is None:
-            self._n_enum += len(idx)
-            return
         before = self._enumerated.count
         self._enumerated.add(idx)
         self._n_enum += self._enumerated.count - before
@@ -294,12 +294,18 @@ class _ScreeningBase(gym.Env):
         self._curve_evals.append(self._evaluations)
         self._curve_cost.append(self._total_cost())
         self._curve_recall.append(self._recall_k())
+        self._curve_recall_1pct.append(self._recall_1pct())
         return obj
 
     def _recall_k(self) -> float:
         if self.truth is None:
             return float("nan")
         return min(self._hits_k, self.truth.k) / self.truth.k
+
+    def _recall_1pct(self) -> float:
+        if self.truth is None:
+            return float("nan")
+        return min(self._hits_1pct, self.truth.n_top1pct) / self.truth.n_top1pct
 
     def _auc(self) -> float:
         if self.truth is None:
@@ -321,7 +327,7 @@ class _ScreeningBase(gym.Env):
         best_raw = self._best_obj if self.oracle.maximize else -self._best_obj
         return {
             "top_k_recall": self._recall_k(),
-            "top1pct_recall": float("nan") if t is None else min(self._hits_1pct, t.n_top1pct) / t.n_top1pct,
+            "top1pct_recall": self._recall_1pct(),
             "auc_recall_cost": self._auc(),
             "best_score": float(best_raw) if math.isfinite(self._best_obj) else float("nan"),
             "best_objective": float(self._best_obj) if math.isfinite(self._best_obj) else float("nan"),
@@ -339,6 +345,7 @@ class _ScreeningBase(gym.Env):
             "evaluations": np.asarray(self._curve_evals),
             "total_cost": np.asarray(self._curve_cost),
             "top_k_recall": np.asarray(self._curve_recall),
+            "top1pct_recall": np.asarray(self._curve_recall_1pct),
         }
 
     def evaluated(self) -> tuple[np.ndarray, np.ndarray]:
