@@ -177,7 +177,8 @@ def test_local_instance_starts_and_stops_cleanly():
     """In a fresh interpreter: no address -> a private Ray instance on loopback, shut down by close()."""
     code = textwrap.dedent(
         """
-        import ray, psutil
+        import ray
+        import psutil  # Ray ships it (ray/thirdparty_files), on sys.path once ray is imported
         from icmlgym.runner.api import make_tasks
         from icmlgym.runner.executors import get_executor
         ex = get_executor("ray", workers=2)
