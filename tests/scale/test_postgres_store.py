@@ -159,3 +159,17 @@ def test_cli_leaderboard_reads_the_postgres_store(sweep_records, pg_url):
 def test_unreachable_server_is_a_clear_error():
     with pytest.raises(StoreError, match="cannot open store postgresql"):
         Leaderboard("postgresql+psycopg://icmlgym@127.0.0.1:1/icmlgym")
+
+
+def test_cli_run_on_ray_stores_into_postgres(ray_executor, pg_url):
+    """`icmlgym run ... --executor ray --store postgresql+psycopg://...`: records reach the shared store."""
+    from typer.testing import CliRunner
+
+    from icmlgym.cli import app
+
+    result = CliRunner().invoke(app, ["run", BANDIT, "--agent", "ucb1", "--seeds", "4", "--executor", "ray", "--store", pg_url])
+    assert result.exit_code == 0, result.output
+    with Leaderboard(pg_url) as board:
+        runs = board.runs()
+        assert sorted(runs["seed"]) == [0, 1, 2, 3] and set(runs["status"]) == {"ok"}
+        assert set(runs["agent_name"]) == {"ucb1"}
