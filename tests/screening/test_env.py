@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 import icmlgym
 from icmlgym.envs.screening.screening_env import ScreeningCompoundsEnv, ScreeningEnv
 
-from .conftest import SMOKE_LIBRARY, TINY_LIBRARY
+from .conftest import TINY_LIBRARY
 
 SMALL = {"library": TINY_LIBRARY, "inference_batch": 10, "eval_batch": 2, "eval_budget": 40}
 
