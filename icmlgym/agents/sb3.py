@@ -61,13 +61,20 @@ class SB3Agent(BaseAgent):
     def train(self, env, budget: int) -> None:
         """Fit the model on ``env`` for ``budget`` environment steps (0: build it untrained)."""
         seed = None if self._seed is None else int(self._seed)
+        kwargs = dict(self.algo_kwargs)
+        if self.algo == "PPO" and budget > 0 and "n_steps" not in kwargs:
+            # PPO collects a whole rollout (2,048 steps by default) before its first update;
+            # a smaller training budget would be overrun, so the rollout shrinks to fit it.
+            n_steps = max(16, min(2048, int(budget)))
+            kwargs["n_steps"] = n_steps
+            kwargs.setdefault("batch_size", min(64, n_steps))
         self.model = self.algo_cls(
             self._policy_for(env),
             env,
             seed=seed,
             verbose=0,
             device=self._device(self.spec.device if self.spec else None),
-            **self.algo_kwargs,
+            **kwargs,
         )
         if budget > 0:
             self.model.learn(total_timesteps=int(budget))
