@@ -22,7 +22,7 @@ run never stops the others.
   ``memory`` resource and executes in a child process of its Ray worker with that
   address-space limit (a limit on the pooled worker itself would break Ray's own
   threads), so a run past it is recorded as ``failed`` with a MemoryError.
-- **Local instance.** Without ``address`` (and when Ray is not initialised yet) a
+- **Local instance.** Without ``address`` or ``$RAY_ADDRESS`` (and when Ray is not initialised yet) a
   private Ray instance starts on loopback with ``workers`` CPUs (default: all
   cores) and no dashboard, and :meth:`RayExecutor.close` shuts it down. With
   ``address`` (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``) the executor
@@ -164,7 +164,7 @@ class RayExecutor:
             at most this many runs in flight (default: as many as the cluster's CPUs hold).
         timeout: seconds a run may take before it is cancelled and recorded as ``timeout``.
         address: a Ray cluster to connect to (``"auto"``, ``"ray://host:10001"``, ``"host:port"``);
-            None starts a private local instance.
+            None uses ``$RAY_ADDRESS`` when set, else starts a private local instance.
         max_retries: how many times a run whose worker or node died is retried before it is
             recorded as ``failed``.
         memory_limit_mb: per-run memory limit (reserved in Ray and enforced as an address-space limit).
@@ -200,7 +200,8 @@ class RayExecutor:
         require_extra("ray", what="the Ray executor (--executor ray)")
         self.workers = int(workers) if workers is not None else None
         self.timeout = float(timeout) if timeout is not None else None
-        self.address = address
+        # as in `ray.init()`: RAY_ADDRESS names the cluster when no address is given
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.max_retries = int(max_retries)
         self.memory_limit_mb = int(memory_limit_mb) if memory_limit_mb else None
         self.num_cpus = num_cpus

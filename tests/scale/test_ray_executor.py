@@ -198,3 +198,35 @@ def test_local_instance_starts_and_stops_cleanly():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "clean" in out.stdout
+
+
+def test_second_driver_connects_by_address_and_leaves_the_cluster_running(ray_executor):
+    """Another driver joins the running instance (by ``address=``, then by ``$RAY_ADDRESS``), runs
+    work there, and disconnects in close() without shutting the cluster down."""
+    import ray
+
+    gcs = ray.get_runtime_context().gcs_address
+    code = textwrap.dedent(
+        f"""
+        import os, ray
+        from icmlgym.runner.api import make_tasks
+        from icmlgym.runner.ray_executor import RayExecutor
+        for how in ("address", "env"):
+            ex = RayExecutor(address={gcs!r}) if how == "address" else RayExecutor()
+            assert ray.get_runtime_context().gcs_address == {gcs!r}
+            recs = list(ex.imap(make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=2)))
+            assert [r.status for r in recs] == ["ok", "ok"], [r.error for r in recs]
+            ex.close()
+            assert not ray.is_initialized()
+            os.environ["RAY_ADDRESS"] = {gcs!r}
+        print("joined")
+        """
+    )
+    # the test instance advertises 127.0.0.1 (a private local instance); a second driver on this
+    # machine must see itself there too, as `ray start --node-ip-address` would arrange on a cluster
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    env.pop("RAY_ADDRESS", None)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "joined" in out.stdout
+    assert [r.status for r in ray_executor.imap(make_tasks(BANDIT, "ucb1", seeds=[9]))] == ["ok"]
