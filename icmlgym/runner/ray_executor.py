@@ -205,11 +205,12 @@ class RayExecutor:
         self.max_retries = int(max_retries)
         self.memory_limit_mb = int(memory_limit_mb) if memory_limit_mb else None
         self.num_cpus = num_cpus
+        self.runtime_env = runtime_env
         self._owns_ray = False
-        self._ray = self._connect(runtime_env)
+        self._ray = self._connect()
         self._remote = self._ray.remote(max_retries=0, retry_exceptions=False)(_ray_run)
 
-    def _connect(self, runtime_env: dict[str, Any] | None):
+    def _connect(self):
         local = self.address is None
         saved_flag = os.environ.get(_LOOPBACK_FLAG)
         if local:
@@ -225,8 +226,6 @@ class RayExecutor:
                 ray_constants.ENABLE_RAY_CLUSTER = False  # in case ray was imported before the flag was set
             try:
                 kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "ERROR", "configure_logging": True}
-                if runtime_env:
-                    kwargs["runtime_env"] = runtime_env
                 if local:
                     ray.init(num_cpus=self.workers or os.cpu_count() or 1, **kwargs)
                 else:
@@ -293,6 +292,8 @@ class RayExecutor:
             options: dict[str, Any] = {"num_cpus": needs["num_cpus"], "num_gpus": needs["num_gpus"]}
             if "memory" in needs:
                 options["memory"] = needs["memory"]
+            if self.runtime_env:  # per run, so that it applies on a Ray session started by someone else too
+                options["runtime_env"] = self.runtime_env
             ref = self._remote.options(**options).remote(task, self.memory_limit_mb)
             inflight[ref] = (task, needs, attempt, time.monotonic(), reasons)
             for key in used:

@@ -113,3 +113,18 @@ class TrainsBriefly(_Uniform):
 
     def train(self, env, budget):
         time.sleep(self.seconds)
+
+
+class RequiresEnvVar(_Uniform):
+    """Fails unless the environment variable ``name`` is ``value`` in its worker (runtime_env test)."""
+
+    name = "requires-env-var"
+
+    def __init__(self, var: str = "ICMLGYM_SCALE_TEST", value: str = "1") -> None:
+        super().__init__()
+        self.var, self.value = var, value
+
+    def reset(self, seed, spec):
+        super().reset(seed, spec)
+        if os.environ.get(self.var) != self.value:
+            raise RuntimeError(f"{self.var} is {os.environ.get(self.var)!r}, not {self.value!r}")

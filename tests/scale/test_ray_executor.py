@@ -230,3 +230,11 @@ def test_second_driver_connects_by_address_and_leaves_the_cluster_running(ray_ex
     assert out.returncode == 0, out.stderr[-3000:]
     assert "joined" in out.stdout
     assert [r.status for r in ray_executor.imap(make_tasks(BANDIT, "ucb1", seeds=[9]))] == ["ok"]
+
+
+def test_runtime_env_applies_to_each_run(ray_executor):
+    tasks = make_tasks(BANDIT, agent("RequiresEnvVar"), seeds=[0], agent_kwargs={"var": "ICMLGYM_SCALE_TEST", "value": "42"})
+    without = list(ray_executor.imap(tasks))
+    assert without[0].status == "failed" and "ICMLGYM_SCALE_TEST is None" in without[0].error
+    ex = RayExecutor(runtime_env={"env_vars": {"ICMLGYM_SCALE_TEST": "42"}})
+    assert [r.status for r in ex.imap(tasks)] == ["ok"]
