@@ -149,6 +149,24 @@ def _run_with_memory_limit(task: RunTask, memory_limit_mb: int) -> dict[str, Any
     return message
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a ``host:port`` (or ``ray://host:port``) nobody listens on: Ray itself
+    retries such an address for minutes before it gives up."""
+    import socket
+
+    target = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = target.rpartition(":")
+    if address == "auto" or not sep or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise ConnectionError(
+            f"cannot reach the Ray cluster at {address!r} ({err}); start it with `ray start --head` "
+            "there, or check the address (`ray status --address ...`)"
+        ) from None
+
+
 def _ray_run(task: RunTask, memory_limit_mb: int | None) -> dict[str, Any]:
     """The body of the Ray task (module-level so workers import it by name)."""
     if memory_limit_mb:
@@ -174,6 +192,7 @@ class RayExecutor:
     Raises:
         MissingExtraError: if Ray is not installed (``pip install "icmlgym[ray]"``).
         ValueError: for a negative ``max_retries``, ``timeout`` or ``workers``.
+        ConnectionError: if nothing listens at ``address``.
     """
 
     name = "ray"
@@ -219,8 +238,10 @@ class RayExecutor:
             import ray
             from ray._private import ray_constants
 
+            if not local:
+                _check_reachable(self.address)
             if ray.is_initialized():
-                return ray  # the caller's Ray session: use it, leave it running
+                return ray  # the caller's Ray session (one per process): use it, leave it running
             saved_const = ray_constants.ENABLE_RAY_CLUSTER
             if local:
                 ray_constants.ENABLE_RAY_CLUSTER = False  # in case ray was imported before the flag was set

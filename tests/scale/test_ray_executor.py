@@ -238,3 +238,16 @@ def test_runtime_env_applies_to_each_run(ray_executor):
     assert without[0].status == "failed" and "ICMLGYM_SCALE_TEST is None" in without[0].error
     ex = RayExecutor(runtime_env={"env_vars": {"ICMLGYM_SCALE_TEST": "42"}})
     assert [r.status for r in ex.imap(tasks)] == ["ok"]
+
+
+def test_unreachable_address_is_a_clear_error_at_once():
+    """Ray itself retries a dead address for minutes; the executor checks it first."""
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    with pytest.raises(ConnectionError, match=f"cannot reach the Ray cluster at '127.0.0.1:{port}'"):
+        RayExecutor(address=f"127.0.0.1:{port}")
+    assert time.monotonic() - t0 < 30
