@@ -22,12 +22,14 @@ run never stops the others.
   ``memory`` resource and executes in a child process of its Ray worker with that
   address-space limit (a limit on the pooled worker itself would break Ray's own
   threads), so a run past it is recorded as ``failed`` with a MemoryError.
-- **Local instance.** Without ``address`` or ``$RAY_ADDRESS`` (and when Ray is not initialised yet) a
-  private Ray instance starts on loopback with ``workers`` CPUs (default: all
-  cores) and no dashboard, and :meth:`RayExecutor.close` shuts it down. With
-  ``address`` (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``) the executor
-  connects to that cluster and disconnects in ``close()``; every node needs
-  icmlgym installed with the extras the runs use.
+- **Local instance.** Without ``address`` or ``$RAY_ADDRESS`` a private Ray instance
+  starts on loopback with ``workers`` CPUs (default: all cores) and no dashboard, and
+  :meth:`RayExecutor.close` shuts it down. With ``address`` (``"auto"``,
+  ``"ray://host:10001"``, ``"host:6379"``) the executor connects to that cluster
+  (an address nobody listens on is an error at once) and disconnects in ``close()``;
+  every node needs icmlgym installed with the extras the runs use. In a process
+  where Ray is already initialised (Ray allows one session per process) the executor
+  runs on that session and leaves it running.
 
 Resuming a sweep is the caller's side: pass ``skip_keys=Leaderboard(...).run_keys()``
 to :func:`icmlgym.runner.api.run_tasks`, which drops tasks whose run key is done.
