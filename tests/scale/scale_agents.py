@@ -71,12 +71,18 @@ class WaitForKillAgent(_Uniform):
 
 
 class HangAgent(_Uniform):
-    """Never returns from reset (a hung run)."""
+    """Never returns from reset (a hung run); writes its PID to ``pidfile`` first when given."""
 
     name = "hang"
 
+    def __init__(self, pidfile: str = "") -> None:
+        super().__init__()
+        self.pidfile = pidfile
+
     def reset(self, seed, spec):
         super().reset(seed, spec)
+        if self.pidfile:
+            Path(self.pidfile).write_text(str(os.getpid()))
         while True:
             time.sleep(0.1)
 

@@ -251,3 +251,26 @@ def test_unreachable_address_is_a_clear_error_at_once():
     with pytest.raises(ConnectionError, match=f"cannot reach the Ray cluster at '127.0.0.1:{port}'"):
         RayExecutor(address=f"127.0.0.1:{port}")
     assert time.monotonic() - t0 < 30
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in fh)
+    except FileNotFoundError:
+        return False
+
+
+def test_timed_out_run_under_a_memory_limit_leaves_no_process_behind(ray_executor, tmp_path):
+    """With a memory limit the run executes in a child of the Ray worker; cancelling the worker
+    on timeout must take that child down too."""
+    pidfile = tmp_path / "pid"
+    ex = RayExecutor(timeout=4, memory_limit_mb=2000)
+    records = list(ex.imap(make_tasks(BANDIT, agent("HangAgent"), seeds=[0], agent_kwargs={"pidfile": str(pidfile)})))
+    assert records[0].status == "timeout"
+    pid = int(pidfile.read_text())
+    assert pid != os.getpid()
+    deadline = time.monotonic() + 20
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid), f"the run's process {pid} outlived its cancelled worker"
