@@ -53,6 +53,10 @@ class CraftaxVectorEnv(gym.vector.VectorEnv):
         task: a Craft task name, dict or :class:`CraftTask` (quantities of 1 only).
         max_steps: step limit per episode (default: the task's).
         max_episode_steps: alias of ``max_steps`` (what ``gym.make_vec`` passes from a spec).
+        reset_ratio: optimistic resets (as in the Craftax baselines): a step that ends episodes
+            generates ``ceil(num_envs / reset_ratio)`` fresh worlds and hands them to the ended envs
+            (several envs ending on the same step beyond that number share a world). World
+            generation dominates the cost of a step, so this keeps large batches fast.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -63,6 +67,7 @@ class CraftaxVectorEnv(gym.vector.VectorEnv):
         task: str | dict[str, Any] | CraftTask = "collect_wood/hard",
         max_steps: int | None = None,
         max_episode_steps: int | None = None,
+        reset_ratio: int = 16,
         **unsupported: Any,
     ) -> None:
         if unsupported:
@@ -72,6 +77,9 @@ class CraftaxVectorEnv(gym.vector.VectorEnv):
             )
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs}")
+        if int(reset_ratio) < 1:
+            raise ValueError(f"reset_ratio must be a positive integer, got {reset_ratio}")
+        self.pool_size = -(-int(num_envs) // int(reset_ratio))
         self.task = get_task(task)
         too_many = [g for g, c in self.task.goals if c > 1]
         if too_many:
@@ -137,33 +145,34 @@ class CraftaxVectorEnv(gym.vector.VectorEnv):
             truncated = (t >= max_steps) & ~terminated
             return obs, nstate, ok, terminated, truncated, t, first
 
-        def reset_where(key, end, obs, state, t, first):
-            # same-step autoreset of the ended worlds (world generation runs only when one ended)
+        k = self.pool_size
+
+        def assign(end, pool_obs, pool_state, obs, state, t, first):
+            # the j-th ended env takes pool world j mod k
             n = end.shape[0]
+            idx = jnp.where(end, (jnp.cumsum(end) - 1) % k, 0)
+            pick = lambda a, b: jnp.where(end.reshape((n,) + (1,) * (a.ndim - 1)), a[idx], b)  # noqa: E731
+            return (pick(pool_obs, obs), jax.tree_util.tree_map(pick, pool_state, state),
+                    jnp.where(end, 0, t), jnp.where(end[:, None], -1, first))
 
-            def fresh(_):
-                robs, rstate = jax.vmap(reset_one)(jax.random.split(key, n))
-                pick = lambda a, b: jnp.where(end.reshape((n,) + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
-                return pick(robs, obs), jax.tree_util.tree_map(pick, rstate, state)
-
-            obs, state = jax.lax.cond(end.any(), fresh, lambda _: (obs, state), None)
-            return obs, state, jnp.where(end, 0, t), jnp.where(end[:, None], -1, first)
+        reset_pool = jax.vmap(reset_one)
 
         def step_all(key, state, actions, t, first):
             k_step, k_reset = jax.random.split(key)
             obs, state, ok, term, trunc, t, first = step_core(k_step, state, actions, t, first)
             steps = t
-            obs, state, t, first = reset_where(k_reset, term | trunc, obs, state, t, first)
+            end = term | trunc
+
+            def fresh(_):
+                pobs, pstate = reset_pool(jax.random.split(k_reset, k))
+                return assign(end, pobs, pstate, obs, state, t, first)
+
+            obs, state, t, first = jax.lax.cond(end.any(), fresh, lambda _: (obs, state, t, first), None)
             return obs, state, ok.astype(jnp.float32), term, trunc, t, first, ok, steps
 
-        def select(end, robs, rstate, obs, state, t, first):
-            n = end.shape[0]
-            pick = lambda a, b: jnp.where(end.reshape((n,) + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
-            return pick(robs, obs), jax.tree_util.tree_map(pick, rstate, state), jnp.where(end, 0, t), jnp.where(end[:, None], -1, first)
-
-        self._reset_all = jax.jit(jax.vmap(reset_one))
+        self._reset_pool = jax.jit(reset_pool)
         self._step_core = jax.jit(step_core)
-        self._select = jax.jit(select)
+        self._assign = jax.jit(assign)
         # step_all (with in-graph autoreset) is compiled only for rollout's lax.scan
         self._step_all = step_all
 
@@ -171,8 +180,13 @@ class CraftaxVectorEnv(gym.vector.VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None:
             self._key = jax.random.PRNGKey(int(seed))
-        self._key, sub = jax.random.split(self._key)
-        obs, self._state = self._reset_all(jax.random.split(sub, self.num_envs))
+        # n distinct worlds, generated in batches of the pool size (one compiled kernel)
+        batches = []
+        for _ in range(-(-self.num_envs // self.pool_size)):
+            self._key, sub = jax.random.split(self._key)
+            batches.append(self._reset_pool(jax.random.split(sub, self.pool_size)))
+        obs = jnp.concatenate([b[0] for b in batches])[: self.num_envs]
+        self._state = jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs)[: self.num_envs], *[b[1] for b in batches])
         self._t = jnp.zeros(self.num_envs, jnp.int32)
         self._first = jnp.full((self.num_envs, len(Achievement)), -1, jnp.int32)
         return np.asarray(obs, dtype=np.float32), {}
@@ -188,9 +202,9 @@ class CraftaxVectorEnv(gym.vector.VectorEnv):
         term, trunc, ok, steps = np.asarray(term), np.asarray(trunc), np.asarray(ok), np.asarray(t)
         ended = term | trunc
         if ended.any():
-            # same-step autoreset: fresh worlds (the reset kernel is already compiled) for the ended envs
-            robs, rstate = self._reset_all(jax.random.split(k_reset, self.num_envs))
-            obs, state, t, first = self._select(jnp.asarray(ended), robs, rstate, obs, state, t, first)
+            # same-step autoreset from a pool of fresh worlds (the reset kernel is already compiled)
+            pobs, pstate = self._reset_pool(jax.random.split(k_reset, self.pool_size))
+            obs, state, t, first = self._assign(jnp.asarray(ended), pobs, pstate, obs, state, t, first)
         self._state, self._t, self._first = state, t, first
         info = {"success": ok, "episode_steps": np.where(ended, steps, 0)}
         return np.asarray(obs, np.float32), ok.astype(np.float64), term, trunc, info
