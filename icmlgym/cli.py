@@ -168,6 +168,23 @@ def _open_board(store: Optional[str]):
     return Leaderboard(store)
 
 
+def _execute(tasks, executor, workers, timeout, address, max_retries, board, resume: bool):
+    """Run tasks, streaming each record to the store; with ``resume``, skip runs stored as ok."""
+    from icmlgym.runner.api import run_tasks, split_done
+
+    if executor not in ("inprocess", "process", "ray"):
+        _fail(f"--executor must be inprocess, process or ray, got {executor!r}")
+    if resume:
+        if board is None:
+            _fail("--resume needs a store (drop --no-store)")
+        tasks, done = split_done(tasks, board.run_keys("ok"))
+        if done:
+            console.print(f"resuming: {len(done)} run(s) already stored as ok, {len(tasks)} to go")
+    options = {"address": address, "max_retries": max_retries} if executor == "ray" else None
+    return run_tasks(tasks, executor, workers, timeout, on_record=board.add if board is not None else None,
+                     progress=True, executor_options=options)
+
+
 def _summary_table(records, title: str) -> Table:
     """A per (env, agent) table of this invocation's records: primary metric mean +- s.e. and statuses."""
     import numpy as np
@@ -213,6 +230,9 @@ def run(
     executor: str = typer.Option("process", help="inprocess, process (a worker per run, with --timeout) or ray."),
     workers: Optional[int] = typer.Option(None, help="Concurrent workers (default: cores)."),
     timeout: Optional[float] = typer.Option(600.0, help="Seconds per run before it is killed and recorded as timeout."),
+    address: Optional[str] = typer.Option(None, help="Ray cluster address for --executor ray (auto, host:port); default: a private local instance."),
+    max_retries: int = typer.Option(2, help="Ray: times a run whose worker died is retried before it is recorded as failed."),
+    resume: bool = typer.Option(False, help="Skip runs the store already holds as ok (same env, kwargs, tier, agent source and seed)."),
     device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
     store: Optional[str] = typer.Option(None, help="Leaderboard store: SQLAlchemy URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
     no_store: bool = typer.Option(False, "--no-store", help="Do not write the records to a store."),
@@ -222,7 +242,7 @@ def run(
     import icmlgym
     from icmlgym.agents import AgentLoadError, load_agent
     from icmlgym.catalog import MissingExtraError, UnknownEnvError
-    from icmlgym.runner import make_tasks, run_tasks
+    from icmlgym.runner import make_tasks
 
     try:
         c = icmlgym.card(env_id)
@@ -233,7 +253,7 @@ def run(
     seeds_arg: Any = [int(s) for s in seed_list.split(",")] if seed_list else seeds
     tasks = make_tasks(c.id, agent, seeds_arg, tier, _parse_kv(env_kwarg, "--env-kwarg"), _parse_kv(agent_kwarg, "--agent-kwarg"), episodes, device)
     board = None if no_store else _open_board(store)
-    records = run_tasks(tasks, executor, workers, timeout, on_record=board.add if board else None, progress=True)
+    records = _execute(tasks, executor, workers, timeout, address, max_retries, board, resume)
     console.print(_summary_table(records, f"{c.id} · {tier}"))
     for r in records:
         if r.status != "ok":
@@ -288,15 +308,18 @@ def benchmark(
     executor: str = typer.Option("process", help="inprocess, process or ray."),
     workers: Optional[int] = typer.Option(None, help="Concurrent workers (default: cores)."),
     timeout: Optional[float] = typer.Option(300.0, help="Seconds per run before it is recorded as timeout."),
-    device: str = typer.Option("cpu", help="Torch device for agents that use torch."),
-    store: Optional[str] = typer.Option(None, help="Leaderboard store URL or file."),
+    address: Optional[str] = typer.Option(None, help="Ray cluster address for --executor ray (auto, host:port); default: a private local instance."),
+    max_retries: int = typer.Option(2, help="Ray: times a run whose worker died is retried before it is recorded as failed."),
+    resume: bool = typer.Option(False, help="Skip runs the store already holds as ok (resume an interrupted sweep)."),
+    device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
+    store: Optional[str] = typer.Option(None, help="Leaderboard store URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
 ) -> None:
     """The main job: every installed env with its reference agent and baselines over 3 seeds at the
     smoke tier; results go to the leaderboard store and a table is printed at the end."""
     import time
 
     import icmlgym
-    from icmlgym.runner import make_tasks, run_tasks
+    from icmlgym.runner import make_tasks
 
     try:
         members = icmlgym.suite(suite)
@@ -315,7 +338,7 @@ def benchmark(
         console.print(f"[yellow]skipped[/] {s}")
     board = _open_board(store)
     t0 = time.perf_counter()
-    records = run_tasks(tasks, executor, workers, timeout, on_record=board.add, progress=True)
+    records = _execute(tasks, executor, workers, timeout, address, max_retries, board, resume)
     console.print(_summary_table(records, f"icmlgym benchmark · suite {suite} · {tier} · {seeds} seeds"))
     n_bad = sum(r.status != "ok" for r in records)
     console.print(f"{len(records)} runs ({n_bad} not ok) in {time.perf_counter() - t0:.1f} s; stored in {board.url}")

@@ -189,6 +189,9 @@ def register(app: typer.Typer) -> None:
         device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
         resume: bool = typer.Option(True, help="Skip runs already stored successfully (same env, tier, agent source, kwargs and seed)."),
         fmt: str = typer.Option("table", "--format", "-f", help="Format of the summary printed at the end: table, markdown or csv."),
+        executor: str = typer.Option("process", help="process (a child process per run) or ray (a Ray task per run, extra [ray])."),
+        address: Optional[str] = typer.Option(None, help="Ray cluster address (auto, host:port, ray://...); default: a private local instance."),
+        max_retries: int = typer.Option(2, help="Ray: times a run whose worker died is retried before it is stored as failed."),
     ) -> None:
         """Submit an agent: run it on every task of a suite over seeds, each run in a child process
         with a timeout and a memory limit, and add the records to the leaderboard. The agent's source
@@ -204,7 +207,7 @@ def register(app: typer.Typer) -> None:
         import icmlgym
         from icmlgym.leaderboard import render
         from icmlgym.runner import make_tasks, run_tasks
-        from icmlgym.runner.loop import task_key
+        from icmlgym.runner.api import split_done
 
         if fmt == "html":
             _fail("submit prints a summary; use `icmlgym leaderboard --format html` for the report")
@@ -215,6 +218,8 @@ def register(app: typer.Typer) -> None:
             _fail(f"--timeout must be positive, got {timeout}")
         if memory_mb is not None and memory_mb <= 0:
             _fail(f"--memory-mb must be positive, got {memory_mb}")
+        if executor not in ("process", "ray"):
+            _fail(f"--executor must be process or ray (submissions run isolated from this process), got {executor!r}")
         try:
             members = icmlgym.suite(suite)
         except KeyError as err:
@@ -236,12 +241,14 @@ def register(app: typer.Typer) -> None:
         board = _open(store)
         try:
             if resume:
-                done = board.run_keys("ok")
-                before = len(tasks)
-                tasks = [t for t in tasks if task_key(t) not in done]
-                if before - len(tasks):
-                    typer.echo(f"resuming: {before - len(tasks)} run(s) already stored, {len(tasks)} to go", err=True)
-            records = run_tasks(tasks, executor="process", workers=workers, timeout=timeout, memory_limit_mb=memory_mb, on_record=board.add, progress=sys.stderr.isatty())
+                tasks, done = split_done(tasks, board.run_keys("ok"))
+                if done:
+                    typer.echo(f"resuming: {len(done)} run(s) already stored, {len(tasks)} to go", err=True)
+            records = run_tasks(
+                tasks, executor=executor, workers=workers, timeout=timeout, memory_limit_mb=memory_mb,
+                on_record=board.add, progress=sys.stderr.isatty(),
+                executor_options={"address": address, "max_retries": max_retries} if executor == "ray" else None,
+            )
             bad = [r for r in records if r.status != "ok"]
             typer.echo(f"stored {len(records)} run(s) of {agent} on suite {suite} ({tier}) in {board.url}; {len(bad)} not ok", err=True)
             for r in bad[:20]:

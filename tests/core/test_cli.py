@@ -49,3 +49,20 @@ def test_run_command_errors_clearly():
     assert r.exit_code == 2 and "no tier" in r.output
     r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "-e", "horizon", "--no-store"])
     assert r.exit_code != 0
+
+
+def test_run_stores_records_and_resume_skips_finished_runs(tmp_path):
+    from icmlgym.leaderboard import Leaderboard
+
+    store = str(tmp_path / "lb.db")
+    args = ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--seeds", "2", "--executor", "inprocess", "--store", store]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, args + ["--seed-list", "0,1,2", "--resume"])
+    assert r.exit_code == 0, r.output
+    assert "resuming: 2 run(s) already stored as ok, 1 to go" in r.output
+    board = Leaderboard(store)
+    assert sorted(board.runs()["seed"]) == [0, 1, 2]
+    board.close()
+    r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--no-store", "--resume"])
+    assert r.exit_code == 2 and "--resume needs a store" in r.output
