@@ -45,10 +45,9 @@ class SkillOnlyAgent(PlannerAgent):
         if self.failures >= 2:
             self.failures = 0
             return {"skill": "explore"}
-        if sg.verb == "survive":
+        if sg.verb in ("survive", "eat_plant"):
+            # no skill eats a ripe plant or waits: keep exploring (and so stay clear of zombies)
             return {"skill": "explore"}
-        if sg.verb == "eat_plant":
-            return {"skill": "go to table"} if False else {"skill": "explore"}
         return {"skill": sg.skill}
 
 
