@@ -98,3 +98,12 @@ def test_bad_filters_raise():
         T.task_names(split="test")
     with pytest.raises(ValueError, match="category"):
         T.task_names(category="mine")
+
+
+def test_describe_lists_every_task_for_icmlgym_info():
+    from icmlgym.envs import craft
+
+    text = craft.describe("icmlgym/Craft-v0")
+    assert text.startswith(f"{len(T.all_tasks())} tasks")
+    assert "make_stone_pickaxe/hard" in text and "collect_wood_then_place_table/hard" in text
+    assert len(text.splitlines()) > len(T.all_tasks())

@@ -89,8 +89,17 @@ def _suites() -> dict[str, list[tuple[str, dict[str, Any]]]]:
 SUITES = _suites()
 
 
-def describe(env_id: str = ENV_ID):
-    """The task table for ``icmlgym info icmlgym/Craft-v0`` (a pandas DataFrame, one row per task)."""
+def describe(env_id: str = ENV_ID) -> str:
+    """What ``icmlgym info icmlgym/Craft-v0`` adds: the task suite, one line per task."""
+    if not extra_installed("craft"):
+        return 'The task suite is generated from Crafter\'s recipes: pip install "icmlgym[craft]" to list it.'
     from icmlgym.envs.craft.tasks import task_table
 
-    return task_table()
+    df = task_table()
+    counts = df.groupby(["category", "split"]).size().unstack(fill_value=0)
+    head = (
+        f"{len(df)} tasks (load one with gym.make('{ENV_ID}', task=NAME); "
+        "icmlgym.envs.craft.tasks.task_table() has the prompts)\n"
+        f"{counts.to_string()}\n\n"
+    )
+    return head + df[["task", "category", "difficulty", "split", "depth", "max_steps"]].to_string(index=False)
