@@ -184,3 +184,19 @@ def test_constructor_rejects_bad_arguments():
         CraftEnv(render_mode="human")
     with pytest.raises(ValueError, match="max_skill_steps"):
         gym.make(ID, max_skill_steps=0)
+
+
+def test_sb3_runs_unchanged_on_single_level_wrappers():
+    from icmlgym.catalog import extra_installed
+
+    if not extra_installed("rl"):
+        pytest.skip("stable-baselines3 needs the [rl] extra")
+    from stable_baselines3 import PPO
+
+    for wrapper in (SkillOnly, MotorOnly):
+        env = wrapper(gym.make(ID, task="make_wood_pickaxe/hard", max_steps=40).unwrapped, image=False)
+        model = PPO("MultiInputPolicy", env, n_steps=16, batch_size=16, n_epochs=1, seed=0, device="cpu")
+        model.learn(32)
+        obs, _ = env.reset(seed=0)
+        action, _ = model.predict(obs)
+        assert env.action_space.contains(int(action))
