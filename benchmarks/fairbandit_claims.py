@@ -43,7 +43,7 @@ def main() -> None:
     ]
     for inst, T, kw in settings:
         print(f"\n{inst} T={T} ({args.seeds} seeds; mean ± sd of the per-run p-means regret)")
-        print(f"| agent | " + " | ".join(f"p={p}" for p in PS) + " | s/run |")
+        print("| agent | " + " | ".join(f"p={p}" for p in PS) + " | s/run |")
         print("|---" * (len(PS) + 2) + "|")
         for agent in AGENTS:
             t0 = time.perf_counter()

@@ -45,7 +45,7 @@ def _radius(t: int, d: int, sd: float, arm_norm: float, delta: float) -> float:
 
 def plain_linucb(X: np.ndarray, means: np.ndarray, noise: np.ndarray, incremental: bool) -> tuple[float, float]:
     """Plain LinUCB loop; returns (seconds, average regret) for a sanity check against the agent."""
-    T, (K, d) = len(noise), X.shape
+    T, d = len(noise), X.shape[1]
     sd, delta = math.sqrt(0.5), 1.0 / T
     arm_norm = float(np.sqrt((X**2).sum(axis=1).max()))
     t0 = time.perf_counter()

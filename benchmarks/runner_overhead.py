@@ -14,7 +14,6 @@ import platform
 import time
 
 import gymnasium as gym
-import numpy as np
 
 import icmlgym
 from icmlgym.agents import AgentSpec, load_agent

@@ -143,10 +143,13 @@ class Exp3Agent(FTRLAgent):
         super().reset(seed, spec)
 
 
-class SinkPredictorAgent(BaseAgent):
-    """Labels the profiles of the preference graph's sink components (StabilityPrediction-v0)."""
+class GraphPredictorAgent(BaseAgent):
+    """Labels profiles of StabilityPrediction-v0 from the observed preference graph alone.
 
-    name = "games-sink-predictor"
+    Subclasses set ``predict``: adjacency matrix (bool, n x n) -> boolean label per profile.
+    """
+
+    predict = staticmethod(predict_sinks)
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
         super().reset(seed, spec)
@@ -156,4 +159,11 @@ class SinkPredictorAgent(BaseAgent):
 
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
         adj = np.asarray(obs).reshape(self.n, self.n) > 0.5
-        return predict_sinks(adj).astype(np.int8)
+        return type(self).predict(adj).astype(np.int8)
+
+
+class SinkPredictorAgent(GraphPredictorAgent):
+    """Labels the profiles of the preference graph's sink components (StabilityPrediction-v0)."""
+
+    name = "games-sink-predictor"
+    predict = staticmethod(predict_sinks)

@@ -24,6 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from icmlgym.agents.games import GraphPredictorAgent
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
 from icmlgym.envs.games.basins import predict_strict_nash
 from icmlgym.envs.games.dynamics import softmax
@@ -126,17 +127,8 @@ class RegretMatchingAgent(_FullInfoAgent):
         super().update(obs, action, reward, next_obs, terminated, truncated, info)
 
 
-class StrictNashPredictorAgent(BaseAgent):
+class StrictNashPredictorAgent(GraphPredictorAgent):
     """Labels only the profiles with no outgoing arrow (pure strict Nash equilibria)."""
 
     name = "games-nash-predictor"
-
-    def reset(self, seed: int | None, spec: AgentSpec) -> None:
-        super().reset(seed, spec)
-        if not isinstance(spec.action_space, gym.spaces.MultiBinary):
-            raise TypeError(f"{type(self).__name__} needs a MultiBinary action space, got {spec.action_space}")
-        self.n = int(np.prod(spec.action_space.shape))
-
-    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
-        adj = np.asarray(obs).reshape(self.n, self.n) > 0.5
-        return predict_strict_nash(adj).astype(np.int8)
+    predict = staticmethod(predict_strict_nash)

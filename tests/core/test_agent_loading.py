@@ -1,7 +1,6 @@
 import textwrap
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
 import icmlgym

@@ -1,6 +1,5 @@
 import time
 
-import numpy as np
 import pytest
 
 import icmlgym

@@ -82,10 +82,10 @@ def test_lookup_oracle_on_50k_docking_scores(data_dir):
     assert env.truth.best == pytest.approx(-table["score"].min())  # objective = -Vina score
     top100 = np.sort(table["score"].to_numpy())[99]
     assert env.truth.topk_threshold == pytest.approx(-top100)
-    env.reset(seed=0)
+    obs, _ = env.reset(seed=0)
     done = False
-    while not done:
-        obs, r, term, trunc, info = env.step(int(np.argmax(obs["remaining"] + obs["mean_reward"])) if env._rounds else 0)
+    while not done:  # a greedy-ish policy over the observed partition statistics
+        obs, r, term, trunc, info = env.step(int(np.argmax(obs["remaining"] + obs["mean_reward"])))
         done = term or trunc
     m = info["metrics"]
     idx, obj = env.evaluated()
