@@ -38,3 +38,16 @@ def test_the_use_examples_run(tmp_path, monkeypatch):
     for block in blocks:
         exec(compile(block, "README.md", "exec"), namespace)
     assert (tmp_path / "report.html").exists()
+
+
+def test_the_family_examples_run(tmp_path, monkeypatch):
+    """The Python examples under "## The families" run as written, in order, in one namespace."""
+    text = (ROOT / "README.md").read_text()
+    families = text.split("## The families", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.+?)```", families, re.S)
+    assert len(blocks) >= 6
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec("import gymnasium as gym\nimport icmlgym", namespace)
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
