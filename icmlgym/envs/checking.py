@@ -10,6 +10,8 @@ invalid-action test for one agent.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import time
 import traceback
 import warnings
@@ -129,7 +131,7 @@ def _multi_checks(env_id: str, kwargs: dict) -> list[CheckResult]:
     out = []
     t = time.perf_counter()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
             parallel_api_test(make(env_id, **kwargs), num_cycles=200)
         out.append(CheckResult(env_id, "parallel_api_test", True, "", time.perf_counter() - t))
