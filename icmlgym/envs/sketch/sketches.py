@@ -702,7 +702,29 @@ class DPTreeSketch(ResettableSketch):
         }
 
 
-class SwitchingSketch(ResettableSketch):
+class _CopiesSketch(ResettableSketch):
+    """A defender built from independent copies in ``self.copies``: every update and reset goes
+    to each copy, and the space is theirs added up; subclasses decide how to answer."""
+
+    copies: list[ResettableSketch]
+
+    def update(self, key: int, delta: int = 1) -> None:
+        for c in self.copies:
+            c.update(key, delta)
+
+    def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
+        for c in self.copies:
+            c.update_many(keys, deltas)
+
+    def reset(self, key: int, value: float | None = None) -> None:
+        for c in self.copies:
+            c.reset(key)
+
+    def space_words(self) -> int:
+        return sum(c.space_words() for c in self.copies)
+
+
+class SwitchingSketch(_CopiesSketch):
     """Sketch switching (Ben-Eliezer, Jayaram, Woodruff & Yogev 2020) over ``r`` Bernoulli copies.
 
     The published value changes only when the active copy's estimate leaves
@@ -745,18 +767,6 @@ class SwitchingSketch(ResettableSketch):
         self.switches = 0
         self.published = 0.0
 
-    def update(self, key: int, delta: int = 1) -> None:
-        for c in self.copies:
-            c.update(key, delta)
-
-    def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
-        for c in self.copies:
-            c.update_many(keys, deltas)
-
-    def reset(self, key: int, value: float | None = None) -> None:
-        for c in self.copies:
-            c.reset(key)
-
     def estimate(self) -> float:
         e = self.copies[self.active].estimate()
         if abs(e - self.published) > self.alpha * max(self.published, self.floor):
@@ -765,14 +775,11 @@ class SwitchingSketch(ResettableSketch):
             self.active = (self.active + 1) % self.r
         return self.published
 
-    def space_words(self) -> int:
-        return sum(c.space_words() for c in self.copies)
-
     def params(self) -> dict[str, Any]:
         return {**super().params(), "r": self.r, "p": self.p, "alpha": self.alpha}
 
 
-class DPMedianSketch(ResettableSketch):
+class DPMedianSketch(_CopiesSketch):
     """A differentially private median of ``r`` independent Bernoulli copies (Hassidim et al. 2020).
 
     Each query answers with the exponential mechanism over a geometric grid
@@ -815,18 +822,6 @@ class DPMedianSketch(ResettableSketch):
         self.grid = np.concatenate([[0.0], np.power(1.0 + self.gamma, np.arange(n_grid))])
         self.rng = np.random.default_rng(_splitmix64(int(seed) + 77))
 
-    def update(self, key: int, delta: int = 1) -> None:
-        for c in self.copies:
-            c.update(key, delta)
-
-    def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
-        for c in self.copies:
-            c.update_many(keys, deltas)
-
-    def reset(self, key: int, value: float | None = None) -> None:
-        for c in self.copies:
-            c.reset(key)
-
     def estimate(self) -> float:
         ests = np.sort([c.estimate() for c in self.copies])
         below = np.searchsorted(ests, self.grid, side="left")
@@ -835,9 +830,6 @@ class DPMedianSketch(ResettableSketch):
         score = -np.abs(below - above) / 2.0 * (self.epsilon_dp / 2.0)
         w = np.exp(score - score.max())
         return float(self.rng.choice(self.grid, p=w / w.sum()))
-
-    def space_words(self) -> int:
-        return sum(c.space_words() for c in self.copies)
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "r": self.r, "p": self.p, "epsilon_dp": self.epsilon_dp}
