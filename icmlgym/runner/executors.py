@@ -129,7 +129,12 @@ class ProcessExecutor:
                         if message is None:
                             code = proc.exitcode
                             why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-                            yield failed_record(task, "failed", f"worker process died ({why}) before reporting a result", elapsed, metas.pop(key, None))
+                            meta = metas.pop(key, None)
+                            hint = "" if meta is not None else (
+                                "; it died before loading the agent: if this was started from a script, run it under "
+                                "`if __name__ == \"__main__\":` (workers re-import the main module), and see its stderr"
+                            )
+                            yield failed_record(task, "failed", f"worker process died ({why}) before reporting a result{hint}", elapsed, meta)
                         elif "__error__" in message:
                             yield failed_record(task, "failed", message["__error__"], elapsed, metas.pop(key, None))
                         else:
