@@ -70,3 +70,22 @@ def real_records():
         + icmlgym.run(BANDIT, "random", seeds=3)
         + icmlgym.run(BANDIT, "bandit-thompson", seeds=3)
     )
+
+
+def write_v1_store(url: str, rec) -> None:
+    """Write ``rec`` into a fresh store at ``url`` with the version-1 schema, as an old icmlgym did."""
+    import sqlalchemy as sa
+
+    from icmlgym.leaderboard import schema
+    from icmlgym.leaderboard.store import _rows
+
+    engine = sa.create_engine(url)
+    md = schema.v1_metadata()
+    run, eps, vals = _rows(rec, "", "")
+    with engine.begin() as conn:
+        md.create_all(conn)
+        conn.execute(md.tables["icmlgym_meta"].insert(), [{"key": "app", "value": "icmlgym-leaderboard"}, {"key": "schema_version", "value": "1"}, {"key": "store_id", "value": "old"}])
+        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in schema.LATER_COLUMNS}])
+        conn.execute(md.tables["icmlgym_episodes"].insert(), eps)
+        conn.execute(md.tables["icmlgym_episode_values"].insert(), vals)
+    engine.dispose()

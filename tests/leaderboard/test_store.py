@@ -15,12 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import sqlalchemy as sa
 
 from icmlgym.leaderboard import Leaderboard, StoreError, default_store_url, schema
-from icmlgym.leaderboard.store import _rows
 
-from .conftest import BANDIT, make_record
+from .conftest import BANDIT, make_record, write_v1_store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -236,16 +234,7 @@ def test_a_newer_schema_is_refused(store_path):
 def test_migration_from_schema_version_1(store_path):
     """A store written with the version-1 layout opens, is upgraded in place (1 -> 2 -> 3), and keeps its runs."""
     rec = make_record("old", 0, [2.0, 4.0])
-    engine = sa.create_engine(f"sqlite:///{store_path}")
-    md = schema.v1_metadata()
-    run, eps, vals = _rows(rec, "", "")
-    with engine.begin() as conn:
-        md.create_all(conn)
-        conn.execute(md.tables["icmlgym_meta"].insert(), [{"key": "app", "value": "icmlgym-leaderboard"}, {"key": "schema_version", "value": "1"}, {"key": "store_id", "value": "old"}])
-        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in schema.LATER_COLUMNS}])
-        conn.execute(md.tables["icmlgym_episodes"].insert(), eps)
-        conn.execute(md.tables["icmlgym_episode_values"].insert(), vals)
-    engine.dispose()
+    write_v1_store(f"sqlite:///{store_path}", rec)
     with Leaderboard(store_path) as board:
         assert board.schema_version == schema.SCHEMA_VERSION
         assert board.records()[0].to_dict() == rec.to_dict()

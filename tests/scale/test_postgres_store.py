@@ -115,20 +115,10 @@ def test_sqlite_and_postgres_give_the_same_results(sweep_records, pg_url, tmp_pa
 
 def test_postgres_store_migrates_a_version_1_schema(pg_url):
     from icmlgym.leaderboard import schema
-    from icmlgym.leaderboard.store import _rows
-    from tests.leaderboard.conftest import make_record
+    from tests.leaderboard.conftest import make_record, write_v1_store
 
     rec = make_record("old", 0, [2.0, 4.0])
-    engine = sa.create_engine(pg_url)
-    md = schema.v1_metadata()
-    run, eps, vals = _rows(rec, "", "")
-    with engine.begin() as conn:
-        md.create_all(conn)
-        conn.execute(md.tables["icmlgym_meta"].insert(), [{"key": "app", "value": "icmlgym-leaderboard"}, {"key": "schema_version", "value": "1"}, {"key": "store_id", "value": "old"}])
-        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in schema.LATER_COLUMNS}])
-        conn.execute(md.tables["icmlgym_episodes"].insert(), eps)
-        conn.execute(md.tables["icmlgym_episode_values"].insert(), vals)
-    engine.dispose()
+    write_v1_store(pg_url, rec)
     with Leaderboard(pg_url) as board:
         assert board.schema_version == schema.SCHEMA_VERSION
         assert board.records()[0].to_dict() == rec.to_dict()

@@ -708,6 +708,16 @@ class _CopiesSketch(ResettableSketch):
 
     copies: list[ResettableSketch]
 
+    def _make_copies(self, r: int, p: float, seed: int, salt: int) -> None:
+        """``r`` Bernoulli copies at rate ``p``, each seeded from ``seed`` and its index."""
+        if int(r) < 1:
+            raise ValueError(f"r must be a positive integer, got {r!r}")
+        self.r = int(r)
+        self.p = float(p)
+        self.copies = [
+            BernoulliSketch(self.statistic, self.q, p=p, seed=_splitmix64(int(seed) * salt + i)) for i in range(self.r)
+        ]
+
     def update(self, key: int, delta: int = 1) -> None:
         for c in self.copies:
             c.update(key, delta)
@@ -754,15 +764,11 @@ class SwitchingSketch(_CopiesSketch):
         seed: int = 0,
     ) -> None:
         super().__init__(statistic, q)
-        if int(r) < 1:
-            raise ValueError(f"r must be a positive integer, got {r!r}")
         if not alpha > 0:
             raise ValueError(f"alpha must be positive, got {alpha!r}")
-        self.r = int(r)
+        self._make_copies(r, p, seed, salt=1000003)
         self.alpha = float(alpha)
         self.floor = float(floor)
-        self.copies = [BernoulliSketch(statistic, q, p=p, seed=_splitmix64(int(seed) * 1000003 + i)) for i in range(self.r)]
-        self.p = float(p)
         self.active = 0
         self.switches = 0
         self.published = 0.0
@@ -807,17 +813,13 @@ class DPMedianSketch(_CopiesSketch):
         seed: int = 0,
     ) -> None:
         super().__init__(statistic, q)
-        if int(r) < 1:
-            raise ValueError(f"r must be a positive integer, got {r!r}")
         if not epsilon_dp > 0:
             raise ValueError(f"epsilon_dp must be positive, got {epsilon_dp!r}")
         if not gamma > 0:
             raise ValueError(f"gamma must be positive, got {gamma!r}")
-        self.r = int(r)
-        self.p = float(p)
+        self._make_copies(r, p, seed, salt=1000033)
         self.epsilon_dp = float(epsilon_dp)
         self.gamma = float(gamma)
-        self.copies = [BernoulliSketch(statistic, q, p=p, seed=_splitmix64(int(seed) * 1000033 + i)) for i in range(self.r)]
         n_grid = int(math.ceil(math.log(max(value_bound, 2.0)) / math.log1p(self.gamma))) + 1
         self.grid = np.concatenate([[0.0], np.power(1.0 + self.gamma, np.arange(n_grid))])
         self.rng = np.random.default_rng(_splitmix64(int(seed) + 77))
