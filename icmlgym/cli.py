@@ -12,6 +12,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from icmlgym.leaderboard.commands import fail, open_board, parse_kv
+from icmlgym.leaderboard.commands import register as register_leaderboard_commands
+
 app = typer.Typer(
     name="icmlgym",
     help="ICML 2026 problems as registered Gymnasium / PettingZoo environments, a runner, and a leaderboard.",
@@ -20,25 +23,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console(width=None if sys.stdout.isatty() else 160)
-
-
-def _parse_kv(items: Optional[List[str]], what: str) -> dict[str, Any]:
-    """``key=value`` pairs; values are parsed as JSON where they can be (numbers, lists, true/false)."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise typer.BadParameter(f"{what} must look like key=value, got {item!r}")
-        k, v = item.split("=", 1)
-        try:
-            out[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k.strip()] = v
-    return out
-
-
-def _fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code)
 
 
 @app.command("list")
@@ -53,7 +37,7 @@ def list_cmd(
     if family:
         df = df[df["family"] == family]
         if df.empty:
-            _fail(f"no family {family!r}; families: {sorted(icmlgym.tasks()['family'].unique())}")
+            fail(f"no family {family!r}; families: {sorted(icmlgym.tasks()['family'].unique())}")
     cols = ["id", "family", "kind", "primary_metric", "direction", "cost_units", "extra", "installed", "reference_agent"]
     if fmt == "csv":
         sys.stdout.write(df[cols].to_csv(index=False))
@@ -79,7 +63,7 @@ def info(env_id: str = typer.Argument(..., help="An env id, e.g. icmlgym/Bandit-
     try:
         c = icmlgym.card(env_id)
     except UnknownEnvError as err:
-        _fail(str(err))
+        fail(str(err))
     console.rule(f"[bold]{c.id}")
     console.print(f"[bold]family[/] {c.family}   [bold]kind[/] {c.kind}   [bold]paper[/] {c.paper}")
     console.print(f"[bold]primary metric[/] {c.primary_metric} ({'higher' if c.direction == 'max' else 'lower'} is better)   [bold]cost units[/] {', '.join(c.cost_units)}")
@@ -162,21 +146,15 @@ def agents(env_id: Optional[str] = typer.Option(None, "--env", help="Only the ag
     console.print(table)
 
 
-def _open_board(store: Optional[str]):
-    from icmlgym.leaderboard import Leaderboard
-
-    return Leaderboard(store)
-
-
 def _execute(tasks, executor, workers, timeout, address, max_retries, board, resume: bool):
     """Run tasks, streaming each record to the store; with ``resume``, skip runs stored as ok."""
     from icmlgym.runner.api import run_tasks, split_done
 
     if executor not in ("inprocess", "process", "ray"):
-        _fail(f"--executor must be inprocess, process or ray, got {executor!r}")
+        fail(f"--executor must be inprocess, process or ray, got {executor!r}")
     if resume:
         if board is None:
-            _fail("--resume needs a store (drop --no-store)")
+            fail("--resume needs a store (drop --no-store)")
         tasks, done = split_done(tasks, board.run_keys("ok"))
         if done:
             console.print(f"resuming: {len(done)} run(s) already stored as ok, {len(tasks)} to go")
@@ -247,12 +225,12 @@ def run(
     try:
         c = icmlgym.card(env_id)
         c.tier(tier)
-        load_agent(agent, **_parse_kv(agent_kwarg, "--agent-kwarg"))
+        load_agent(agent, **parse_kv(agent_kwarg, "--agent-kwarg"))
     except (UnknownEnvError, AgentLoadError, MissingExtraError, ValueError) as err:
-        _fail(str(err))
+        fail(str(err))
     seeds_arg: Any = [int(s) for s in seed_list.split(",")] if seed_list else seeds
-    tasks = make_tasks(c.id, agent, seeds_arg, tier, _parse_kv(env_kwarg, "--env-kwarg"), _parse_kv(agent_kwarg, "--agent-kwarg"), episodes, device)
-    board = None if no_store else _open_board(store)
+    tasks = make_tasks(c.id, agent, seeds_arg, tier, parse_kv(env_kwarg, "--env-kwarg"), parse_kv(agent_kwarg, "--agent-kwarg"), episodes, device)
+    board = None if no_store else open_board(store)
     records = _execute(tasks, executor, workers, timeout, address, max_retries, board, resume)
     console.print(_summary_table(records, f"{c.id} · {tier}"))
     for r in records:
@@ -281,7 +259,7 @@ def check(
     try:
         ids = [icmlgym.card(i).id for i in env_ids] if env_ids else [c.id for c in icmlgym.catalog.cards()]
     except UnknownEnvError as err:
-        _fail(str(err))
+        fail(str(err))
     table = Table(title="icmlgym check")
     for col in ("env", "check", "result", "seconds", "detail"):
         table.add_column(col)
@@ -324,7 +302,7 @@ def benchmark(
     try:
         members = icmlgym.suite(suite)
     except KeyError as err:
-        _fail(str(err.args[0]))
+        fail(str(err.args[0]))
     tasks = []
     skipped = []
     for env_id, kwargs in members:
@@ -336,7 +314,7 @@ def benchmark(
             tasks += make_tasks(c.id, name, seeds, tier, kwargs, None, None, device, suite=suite)
     for s in skipped:
         console.print(f"[yellow]skipped[/] {s}")
-    board = _open_board(store)
+    board = open_board(store)
     t0 = time.perf_counter()
     records = _execute(tasks, executor, workers, timeout, address, max_retries, board, resume)
     console.print(_summary_table(records, f"icmlgym benchmark · suite {suite} · {tier} · {seeds} seeds"))
@@ -348,17 +326,7 @@ def benchmark(
     board.close()
 
 
-def _register_leaderboard_commands() -> None:
-    try:
-        from icmlgym.leaderboard.commands import register
-    except ModuleNotFoundError as err:
-        if err.name not in ("icmlgym.leaderboard.commands", "icmlgym.leaderboard"):
-            raise
-        return
-    register(app)
-
-
-_register_leaderboard_commands()
+register_leaderboard_commands(app)  # leaderboard, compare, submit
 
 
 def main() -> None:

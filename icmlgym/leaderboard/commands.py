@@ -16,18 +16,20 @@ STORE_HELP = "Leaderboard store: an SQLAlchemy URL (sqlite:///..., postgresql+ps
 FORMAT_HELP = "Output: table (terminal), markdown, csv, or html (a self-contained report file with plots; see --output)."
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print ``error: message`` to stderr and exit with ``code`` (2: bad input)."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 
 
-def _open(store: Optional[str]):
+def open_board(store: Optional[str]):
+    """Open the store, or exit with the store's own error (a foreign or corrupt file is never touched)."""
     from icmlgym.leaderboard import Leaderboard, StoreError
 
     try:
         return Leaderboard(store)
     except (StoreError, ValueError) as err:
-        _fail(str(err))
+        fail(str(err))
 
 
 def _emit(text: str, output: Optional[Path]) -> None:
@@ -44,14 +46,15 @@ def _check_format(fmt: str) -> None:
     from icmlgym.leaderboard import FORMATS
 
     if fmt not in FORMATS:
-        _fail(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        fail(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def _parse_kv(items: Optional[List[str]], flag: str) -> dict[str, Any]:
+def parse_kv(items: Optional[List[str]], flag: str) -> dict[str, Any]:
+    """``key=value`` pairs from a repeatable option; values are parsed as JSON where they can be."""
     out: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
-            _fail(f"{flag} takes key=value, got {item!r}")
+            fail(f"{flag} takes key=value, got {item!r}")
         k, v = item.split("=", 1)
         try:
             out[k] = json.loads(v)
@@ -100,14 +103,14 @@ def register(app: typer.Typer) -> None:
 
         _check_format(fmt)
         if env and suite:
-            _fail("give --env or --suite, not both")
-        board = _open(store)
+            fail("give --env or --suite, not both")
+        board = open_board(store)
         try:
             for src in merge or []:
                 try:
                     n = board.import_(src)
                 except (ValueError, FileNotFoundError) as err:
-                    _fail(str(err))
+                    fail(str(err))
                 typer.echo(f"merged {n} new run(s) from {src}", err=True)
             if len(board) == 0:
                 typer.echo(f"no runs in {board.url} yet: run `icmlgym run`, `icmlgym benchmark` or `icmlgym submit` first", err=True)
@@ -127,14 +130,14 @@ def register(app: typer.Typer) -> None:
                         typer.echo("no runs match the selection", err=True)
                     else:
                         if "suite" in levels and suite_df is None:
-                            _fail("--level suite needs --suite")
+                            fail("--level suite needs --suite")
                         texts = [render(frames[lv], fmt, title=title + (" · aggregate" if lv == "suite" else "")) for lv in levels]
                         _emit("\n".join(texts), output)
                 if export is not None:
                     n = board.export(export, env=env, suite=suite, tier=tier, agent=agent)
                     typer.echo(f"exported {n} run(s) to {export}", err=True)
             except (UnknownEnvError, KeyError, ValueError) as err:
-                _fail(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
+                fail(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
         finally:
             board.close()
 
@@ -165,12 +168,12 @@ def register(app: typer.Typer) -> None:
         from icmlgym.leaderboard import render
 
         _check_format(fmt)
-        board = _open(store)
+        board = open_board(store)
         try:
             try:
                 df = board.compare(a, b, env=env, suite=suite, tier=tier, metric=metric, n_boot=boot, seed=seed)
             except (UnknownEnvError, KeyError, ValueError) as err:
-                _fail(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
+                fail(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
             _emit(render(df, fmt, title=f"{a} vs {b}" + (f" · suite {suite}" if suite else "") + (f" · {tier}" if tier else "")), output)
         finally:
             board.close()
@@ -210,35 +213,35 @@ def register(app: typer.Typer) -> None:
         from icmlgym.runner.api import split_done
 
         if fmt == "html":
-            _fail("submit prints a summary; use `icmlgym leaderboard --format html` for the report")
+            fail("submit prints a summary; use `icmlgym leaderboard --format html` for the report")
         _check_format(fmt)
         if seeds < 1:
-            _fail(f"--seeds must be at least 1, got {seeds}")
+            fail(f"--seeds must be at least 1, got {seeds}")
         if timeout <= 0:
-            _fail(f"--timeout must be positive, got {timeout}")
+            fail(f"--timeout must be positive, got {timeout}")
         if memory_mb is not None and memory_mb <= 0:
-            _fail(f"--memory-mb must be positive, got {memory_mb}")
+            fail(f"--memory-mb must be positive, got {memory_mb}")
         if executor not in ("process", "ray"):
-            _fail(f"--executor must be process or ray (submissions run isolated from this process), got {executor!r}")
+            fail(f"--executor must be process or ray (submissions run isolated from this process), got {executor!r}")
         try:
             members = icmlgym.suite(suite)
         except KeyError as err:
-            _fail(str(err.args[0]))
-        kwargs = _parse_kv(agent_kwarg, "--agent-kwarg")
+            fail(str(err.args[0]))
+        kwargs = parse_kv(agent_kwarg, "--agent-kwarg")
         tasks = []
         for env_id, env_kwargs in members:
             c = icmlgym.card(env_id)
             try:
                 c.tier(tier)
             except ValueError as err:
-                _fail(str(err))
+                fail(str(err))
             if not c.installed:
                 typer.echo(f"skipped {c.id}: its extra [{c.extra}] is not installed (pip install \"icmlgym[{c.extra}]\")", err=True)
                 continue
             tasks += make_tasks(c.id, agent, seeds, tier, env_kwargs, kwargs, None, device, suite=suite)
         if not tasks:
-            _fail(f"nothing to run: no installed env in suite {suite!r}")
-        board = _open(store)
+            fail(f"nothing to run: no installed env in suite {suite!r}")
+        board = open_board(store)
         try:
             if resume:
                 tasks, done = split_done(tasks, board.run_keys("ok"))

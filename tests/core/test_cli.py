@@ -66,3 +66,11 @@ def test_run_stores_records_and_resume_skips_finished_runs(tmp_path):
     board.close()
     r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--no-store", "--resume"])
     assert r.exit_code == 2 and "--resume needs a store" in r.output
+
+
+def test_run_refuses_a_foreign_store_without_touching_it(tmp_path):
+    store = tmp_path / "notes.db"
+    store.write_bytes(b"not a database\n")
+    r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--store", str(store)])
+    assert r.exit_code == 2 and "is not a leaderboard store" in r.output
+    assert store.read_bytes() == b"not a database\n"
