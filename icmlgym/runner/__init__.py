@@ -1,9 +1,10 @@
-"""The runner: episode loop, cost meter, provenance and executors (in process, process pool, Ray)."""
+"""The runner: the rollout (one episode loop), cost meter, provenance and executors (in process, process pool, Ray)."""
 
 from icmlgym.runner.api import make_tasks, run, run_tasks
 from icmlgym.runner.executors import EXECUTORS, get_executor
-from icmlgym.runner.loop import RunTask, episode_seed, execute
+from icmlgym.runner.loop import RunTask, execute
 from icmlgym.runner.record import EpisodeRecord, RunRecord
+from icmlgym.runner.rollout import episode_seed, rollout
 
 __all__ = [
     "EXECUTORS",
@@ -14,6 +15,7 @@ __all__ = [
     "execute",
     "get_executor",
     "make_tasks",
+    "rollout",
     "run",
     "run_tasks",
 ]

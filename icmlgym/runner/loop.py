@@ -1,4 +1,5 @@
-"""The episode loop: one run = one (env, agent, seed, tier), several evaluation episodes.
+"""One run = one (env, agent, seed, tier): optional training, then several evaluation
+episodes, each played by :func:`icmlgym.runner.rollout.rollout`.
 
 Seeding is explicit so that a run's metrics are identical bit for bit wherever
 it executes (in process, in a worker process, on a Ray worker): episode ``e`` of
@@ -13,23 +14,15 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import numpy as np
-
 from icmlgym.agents.loading import LoadedAgent, load_agent
 from icmlgym.agents.multi import DictAgent
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.catalog import TaskCard, card, short_hash
 from icmlgym.envs import make, register_all
 from icmlgym.runner import provenance
-from icmlgym.runner.record import EpisodeRecord, RunRecord
+from icmlgym.runner.record import RunRecord
+from icmlgym.runner.rollout import episode_seed, rollout
 
-_STREAMS = {"env": 0, "agent": 1, "train": 2}
-
-
-def episode_seed(seed: int, episode: int, stream: str) -> int:
-    """A 31-bit seed for one stream of one episode, derived from the run seed."""
-    ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, episode + 1, _STREAMS[stream]])
-    return int(ss.generate_state(1, dtype=np.uint32)[0] >> 1)
 
 
 @dataclass
@@ -99,57 +92,6 @@ def _add_gpu_seconds(record: RunRecord) -> None:
         e.cost["gpu_seconds"] = e.wall_time + share
 
 
-def _single_episode(env, agent, spec: AgentSpec, task: RunTask, ep: int, max_steps: int | None) -> EpisodeRecord:
-    t0 = time.perf_counter()
-    agent.reset(episode_seed(task.seed, ep, "agent"), spec)
-    obs, info = env.reset(seed=episode_seed(task.seed, ep, "env"))
-    ret = 0.0
-    steps = 0
-    act, update, step = agent.act, agent.update, env.step
-    while True:
-        action = act(obs, info)
-        next_obs, reward, terminated, truncated, info = step(action)
-        steps += 1
-        if max_steps is not None and steps >= max_steps:
-            truncated = True
-        update(obs, action, reward, next_obs, terminated, truncated, info)
-        ret += float(reward)
-        obs = next_obs
-        if terminated or truncated:
-            break
-    cost = {k: float(v) for k, v in info.get("cost", {}).items()}
-    cost.setdefault("env_steps", float(steps))
-    metrics = {k: float(v) for k, v in info.get("metrics", {}).items() if np.isscalar(v) or np.ndim(v) == 0}
-    return EpisodeRecord(ep, ret, steps, metrics, cost, time.perf_counter() - t0)
-
-
-def _multi_episode(env, agent, specs: dict[str, AgentSpec], task: RunTask, ep: int, max_steps: int | None) -> EpisodeRecord:
-    t0 = time.perf_counter()
-    agent.reset(episode_seed(task.seed, ep, "agent"), specs)
-    obs, infos = env.reset(seed=episode_seed(task.seed, ep, "env"))
-    ret = 0.0
-    steps = 0
-    last_infos = infos
-    while env.agents:
-        actions = agent.act(obs, infos)
-        next_obs, rewards, terms, truncs, infos = env.step(actions)
-        steps += 1
-        if max_steps is not None and steps >= max_steps:
-            truncs = {a: True for a in truncs}
-        agent.update(obs, actions, rewards, next_obs, terms, truncs, infos)
-        ret += float(sum(rewards.values()))
-        obs = next_obs
-        if infos:
-            last_infos = infos
-        if all(terms.get(a, False) or truncs.get(a, False) for a in actions):
-            break
-    first = next(iter(last_infos.values()), {}) if last_infos else {}
-    cost = {k: float(v) for k, v in first.get("cost", {}).items()}
-    cost.setdefault("env_steps", float(steps))
-    metrics = {k: float(v) for k, v in first.get("metrics", {}).items() if np.isscalar(v) or np.ndim(v) == 0}
-    return EpisodeRecord(ep, ret, steps, metrics, cost, time.perf_counter() - t0)
-
-
 def _ensure_registered(task: RunTask) -> None:
     """In a worker process, register a card the parent registered at run time."""
     from icmlgym.catalog import UnknownEnvError
@@ -217,10 +159,10 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
             if c.kind == "multi":
                 for s in specs.values():
                     s.episode = ep
-                record.episodes.append(_multi_episode(env, agent, specs, task, ep, tier.max_steps))
+                record.episodes.append(rollout(env, agent, task.seed, specs, episode=ep, max_steps=tier.max_steps))
             else:
                 spec.episode = ep
-                record.episodes.append(_single_episode(env, agent, spec, task, ep, tier.max_steps))
+                record.episodes.append(rollout(env, agent, task.seed, spec, episode=ep, max_steps=tier.max_steps))
         record.device = provenance.device_info(task.device)
         if record.device.get("type") == "cuda":
             _add_gpu_seconds(record)

@@ -7,12 +7,10 @@ import textwrap
 
 import pandas as pd
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from icmlgym import catalog
 from icmlgym.leaderboard import Leaderboard
-from icmlgym.leaderboard.commands import register
 
 from .conftest import BANDIT, make_record
 
@@ -27,9 +25,9 @@ def one_env_suite(monkeypatch):
 
 @pytest.fixture(scope="module")
 def app():
-    a = typer.Typer()
-    register(a)
-    return a
+    from icmlgym.cli import app as cli_app
+
+    return cli_app
 
 
 def invoke(app, *args: str):

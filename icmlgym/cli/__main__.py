@@ -1,0 +1,5 @@
+"""``python -m icmlgym.cli``."""
+
+from icmlgym.cli import main
+
+main()

@@ -1,0 +1,43 @@
+"""``icmlgym check``: the conformance checks of registered envs."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from icmlgym.cli.common import app, console, fail
+
+
+@app.command()
+def check(
+    env_ids: Optional[List[str]] = typer.Argument(None, help="Env ids to check (default: every registered env)."),
+    tier: str = typer.Option("smoke", help="Make the envs with this tier's kwargs."),
+) -> None:
+    """Check envs: Gymnasium's check_env (or PettingZoo's parallel_api_test and parallel_seed_test),
+    seed determinism, and that an invalid action raises ValueError. Prints a pass/fail table."""
+    import icmlgym
+    from icmlgym.catalog import UnknownEnvError
+    from icmlgym.envs.checking import check as check_env_id
+
+    try:
+        ids = [icmlgym.card(i).id for i in env_ids] if env_ids else [c.id for c in icmlgym.catalog.cards()]
+    except UnknownEnvError as err:
+        fail(str(err))
+    table = Table(title="icmlgym check")
+    for col in ("env", "check", "result", "seconds", "detail"):
+        table.add_column(col)
+    failed = 0
+    for env_id in ids:
+        with console.status(f"checking {env_id}"):
+            results = check_env_id(env_id, tier=tier)
+        for r in results:
+            mark = "[green]pass" if r.passed else "[yellow]skip" if r.passed is None else "[red]FAIL"
+            failed += r.passed is False
+            table.add_row(r.env_id, r.check, mark, f"{r.seconds:.2f}", r.detail.splitlines()[0][:120] if r.detail else "")
+    console.print(table)
+    if failed:
+        console.print(f"[red]{failed} check(s) failed")
+        raise typer.Exit(1)
+
