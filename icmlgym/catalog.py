@@ -38,6 +38,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
     "postgres": ("psycopg",),
     "minerl": ("minerl",),
+    "cognitive": ("torch", "ot"),
 }
 
 

@@ -31,6 +31,7 @@ FAMILIES: tuple[str, ...] = (
     "craft",
     "sketch",
     "arena",
+    "cognitive",
 )
 
 _registered = False
