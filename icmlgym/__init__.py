@@ -7,7 +7,9 @@
     board.add(records); board.table(env="icmlgym/Bandit-v0")
 
 Importing the package registers every env (Gymnasium namespace ``icmlgym``;
-multi-agent envs in PettingZoo's parallel registry).
+multi-agent envs in PettingZoo's parallel registry). ``icmlgym.register(card)`` /
+``icmlgym.unregister(env_id)`` add and remove one (a different card under a taken
+id raises); ``with icmlgym.registered(card): ...`` does it for a block.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from importlib.metadata import PackageNotFoundError, version
 from icmlgym.agents import Agent, AgentSpec, BaseAgent, DictAgent, MultiAgent, load_agent
 from icmlgym.catalog import MissingExtraError, TaskCard, Tier, card, suite, suites, tasks
 from icmlgym.envs import make, make_parallel, register_all
+from icmlgym.registry import DuplicateRegistrationError, register, register_agent, registered, unregister, unregister_agent
 from icmlgym.runner import RunRecord, run
 
 try:
@@ -41,6 +44,7 @@ __all__ = [
     "AgentSpec",
     "BaseAgent",
     "DictAgent",
+    "DuplicateRegistrationError",
     "Leaderboard",
     "MissingExtraError",
     "MultiAgent",
@@ -51,8 +55,13 @@ __all__ = [
     "load_agent",
     "make",
     "make_parallel",
+    "register",
+    "register_agent",
+    "registered",
     "run",
     "suite",
     "suites",
     "tasks",
+    "unregister",
+    "unregister_agent",
 ]

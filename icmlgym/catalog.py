@@ -23,23 +23,21 @@ import pandas as pd
 
 TIERS: tuple[str, ...] = ("smoke", "standard", "full")
 
-# extra name -> import names that must be importable for the extra to count as installed
+# extra name -> import names that must be importable for the extra to count as installed.
+# The core's extras are here; each family declares its own in ``EXTRAS`` of its
+# ``icmlgym/envs/<family>/__init__.py`` and registration adds them (``tests/core/test_extras.py``
+# checks every declaration against pyproject.toml).
 EXTRAS: dict[str, tuple[str, ...]] = {
     "rl": ("stable_baselines3", "torch"),
-    "chem": ("rdkit", "sklearn"),
-    "dock": ("dockstring", "openbabel", "rdkit"),
-    "craft": ("crafter",),
-    "craftax": ("craftax", "jax"),
-    "sketch": ("datasketches",),
-    "fair": ("sklearn",),
-    "games": ("networkx",),
-    "arena": ("PIL", "choix", "skimage"),
     "report": ("matplotlib", "pyarrow"),
     "ray": ("ray",),
     "postgres": ("psycopg",),
-    "minerl": ("minerl",),
-    "cognitive": ("torch", "ot"),
 }
+
+# distributions whose versions every run record carries; families add theirs (``PROVENANCE``)
+CORE_PROVENANCE: tuple[str, ...] = (
+    "icmlgym", "gymnasium", "pettingzoo", "numpy", "pandas", "scipy", "torch", "stable-baselines3", "ray",
+)
 
 
 class MissingExtraError(ImportError):
@@ -60,11 +58,18 @@ def extra_installed(extra: str | None) -> bool:
         return True
     if extra not in EXTRAS:
         raise KeyError(f"unknown extra {extra!r}; known extras: {sorted(EXTRAS)}")
-    return all(importlib.util.find_spec(m) is not None for m in EXTRAS[extra])
+    return imports_available(EXTRAS[extra])
+
+
+def imports_available(modules: tuple[str, ...]) -> bool:
+    """Whether every module can be found (without importing it)."""
+    return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
 def require_extra(extra: str, what: str = "this feature") -> None:
     """Raise :class:`MissingExtraError` naming the pip command if ``extra`` is missing."""
+    if extra not in EXTRAS:
+        raise KeyError(f"unknown extra {extra!r}; known extras: {sorted(EXTRAS)}")
     for module in EXTRAS[extra]:
         if importlib.util.find_spec(module) is None:
             raise MissingExtraError(extra, what, module)
@@ -200,7 +205,8 @@ _SUITES: dict[str, list[tuple[str, dict[str, Any]]]] = {}
 
 
 def add_card(card: TaskCard) -> None:
-    """Put a card in the catalog (registration with Gymnasium/PettingZoo is done by ``icmlgym.envs``)."""
+    """Put a validated card in the catalog. Use :func:`icmlgym.register`, which also refuses
+    duplicates and registers the env with Gymnasium/PettingZoo; this is its catalog half."""
     if not card.id.startswith("icmlgym/"):
         raise ValueError(f"env ids live in the icmlgym namespace, got {card.id!r}")
     missing = [t for t in TIERS if t not in card.tiers]

@@ -2,73 +2,51 @@
 
 Each family is a subpackage whose ``__init__`` imports nothing heavy and exposes
 ``CARDS`` (a list of :class:`icmlgym.catalog.TaskCard`) and, optionally,
-``SUITES`` (suite name -> list of ``(env_id, env_kwargs)``) and ``AGENTS``
-(shipped agent name -> :class:`icmlgym.catalog.AgentInfo`). Importing this
-package puts every card in the catalog, registers single-agent envs with
-Gymnasium (namespace ``icmlgym``) and multi-agent envs with PettingZoo's
-parallel registry. Entry points are strings, so an env's module (and its
-optional dependencies) is imported only when the env is made.
+``SUITES`` (suite name -> list of ``(env_id, env_kwargs)``), ``AGENTS``
+(shipped agent name -> :class:`icmlgym.catalog.AgentInfo`), ``EXTRAS`` (extra
+name -> import names) and ``PROVENANCE`` (distributions recorded with each run).
+Families are discovered: :func:`register_all` registers every subpackage that
+defines ``CARDS`` (through :mod:`icmlgym.registry`, which refuses duplicates);
+a subpackage without ``CARDS`` is shared code, not a family. Single-agent envs
+go to Gymnasium's registry (namespace ``icmlgym``), multi-agent envs to
+PettingZoo's parallel registry. Entry points are strings, so an env's module
+(and its optional dependencies) is imported only when the env is made.
 
-To add a family: create ``icmlgym/envs/<family>/``, list its cards, and add the
-package name to ``FAMILIES`` below.
+To add a family: create ``icmlgym/envs/<family>/`` with its ``CARDS``; nothing
+else in this package changes.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import warnings
 from typing import Any
 
 import gymnasium as gym
 
-from icmlgym.catalog import AGENTS, TaskCard, add_card, add_to_suite, card, require_extra
-
-FAMILIES: tuple[str, ...] = (
-    "bandit",
-    "screening",
-    "fairbandit",
-    "games",
-    "craft",
-    "sketch",
-    "arena",
-    "cognitive",
-)
+from icmlgym.catalog import card, require_extra
+from icmlgym.registry import FAMILIES, family_of, register_family
 
 _registered = False
 
 
-def _register_card(c: TaskCard) -> None:
-    add_card(c)
-    if c.kind == "single":
-        if c.id not in gym.registry:
-            gym.register(
-                id=c.id, entry_point=c.entry_point, vector_entry_point=c.vector_entry_point, kwargs=dict(c.default_kwargs)
-            )
-    else:
-        from pettingzoo.env_registry.registration import parallel_registry, register
-
-        if c.id not in parallel_registry:
-            register("parallel", c.id, entry_point=c.entry_point, kwargs=dict(c.default_kwargs))
+def family_names() -> list[str]:
+    """The subpackages of this package, in name order: each one that defines ``CARDS`` is a family."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg)
 
 
 def register_all() -> None:
-    """Register every family (idempotent). Called by ``import icmlgym``."""
+    """Discover and register every family (idempotent). Called by ``import icmlgym``."""
     global _registered
     if _registered:
         return
-    for name in FAMILIES:
-        try:
-            module = importlib.import_module(f"icmlgym.envs.{name}")
-        except ModuleNotFoundError as err:
-            if err.name == f"icmlgym.envs.{name}":
-                continue  # family not present in this build
-            raise
-        for c in getattr(module, "CARDS", ()):
-            _register_card(c)
-        AGENTS.update(getattr(module, "AGENTS", {}))
-        for suite_name, members in getattr(module, "SUITES", {}).items():
-            for env_id, kwargs in members:
-                add_to_suite(suite_name, env_id, kwargs)
+    for name in family_names():
+        if name in FAMILIES:
+            continue
+        family = family_of(importlib.import_module(f"icmlgym.envs.{name}"))
+        if family is not None:
+            register_family(family)
     _registered = True
 
 

@@ -24,7 +24,6 @@ from icmlgym.runner.record import RunRecord
 from icmlgym.runner.rollout import episode_seed, rollout
 
 
-
 @dataclass
 class RunTask:
     """Everything a worker needs to execute one run (picklable when ``agent`` is a string)."""
@@ -95,14 +94,14 @@ def _add_gpu_seconds(record: RunRecord) -> None:
 def _ensure_registered(task: RunTask) -> None:
     """In a worker process, register a card the parent registered at run time."""
     from icmlgym.catalog import UnknownEnvError
-    from icmlgym.envs import _register_card
+    from icmlgym.registry import register
 
     try:
         card(task.env_id)
     except UnknownEnvError:
         if task.card is None:
             raise
-        _register_card(task.card)
+        register(task.card)
 
 
 def agent_meta(loaded: LoadedAgent) -> dict[str, str]:

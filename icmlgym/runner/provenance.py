@@ -12,11 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-PACKAGES = (
-    "icmlgym", "gymnasium", "pettingzoo", "numpy", "pandas", "scipy", "torch", "stable-baselines3",
-    "rdkit", "scikit-learn", "crafter", "craftax", "jax", "datasketches", "networkx", "pillow", "ray",
-)
-
 
 @functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
@@ -88,8 +83,10 @@ def device_info(requested: str = "cpu") -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1)
 def versions() -> dict[str, str]:
+    from icmlgym.registry import provenance_packages
+
     out = {}
-    for name in PACKAGES:
+    for name in provenance_packages():  # the core's and every family's declared distributions
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

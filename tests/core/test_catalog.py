@@ -3,7 +3,15 @@ import pandas as pd
 import pytest
 
 import icmlgym
-from icmlgym.catalog import MissingExtraError, TaskCard, Tier, UnknownEnvError, add_card, card, task_label
+from icmlgym.catalog import (
+    MissingExtraError,
+    TaskCard,
+    Tier,
+    UnknownEnvError,
+    add_card,
+    card,
+    task_label,
+)
 
 
 def test_import_registers_bandit_in_gymnasium():
@@ -52,15 +60,15 @@ def test_short_id_without_namespace_resolves():
 
 
 def test_missing_extra_names_the_pip_command():
-    add_card(TaskCard(
+    needs = TaskCard(
         id="icmlgym/NeedsMineRL-v0", family="test", paper="-", extra="minerl",
         entry_point="icmlgym.envs.bandit.bernoulli_bandit:BernoulliBanditEnv",
-    ))
-    gym.register("icmlgym/NeedsMineRL-v0", entry_point="icmlgym.envs.bandit.bernoulli_bandit:BernoulliBanditEnv")
-    row = icmlgym.tasks().set_index("id").loc["icmlgym/NeedsMineRL-v0"]
-    assert bool(row["installed"]) is False and row["extra"] == "minerl"
-    with pytest.raises(MissingExtraError, match=r'pip install "icmlgym\[minerl\]"'):
-        icmlgym.make("icmlgym/NeedsMineRL-v0")
+    )
+    with icmlgym.registered(needs):
+        row = icmlgym.tasks().set_index("id").loc["icmlgym/NeedsMineRL-v0"]
+        assert bool(row["installed"]) is False and row["extra"] == "minerl"
+        with pytest.raises(MissingExtraError, match=r'pip install "icmlgym\[minerl\]"'):
+            icmlgym.make("icmlgym/NeedsMineRL-v0")
 
 
 def test_card_validation():

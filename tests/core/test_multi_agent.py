@@ -3,7 +3,6 @@ from pettingzoo.test import parallel_api_test
 
 import icmlgym
 from icmlgym.catalog import TaskCard, Tier
-from icmlgym.envs import _register_card
 from icmlgym.envs.checking import check
 
 ID = "icmlgym/TestPennies-v0"
@@ -11,12 +10,13 @@ ID = "icmlgym/TestPennies-v0"
 
 @pytest.fixture(scope="module", autouse=True)
 def _registered():
-    _register_card(TaskCard(
+    with icmlgym.registered(TaskCard(
         id=ID, family="test", paper="-", kind="multi", primary_metric="rounds",
         entry_point="tests.core.tiny_parallel_env:MatchingPennies",
         tiers={t: Tier(episodes=2, env_kwargs={"rounds": 20}) for t in ("smoke", "standard", "full")},
         cost_units=("rounds",),
-    ))
+    )):
+        yield
 
 
 def test_make_gives_a_parallel_env():

@@ -8,6 +8,11 @@ products on a shared grid). Nothing heavy is imported here.
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
 
+# optional extras this family needs (extra -> modules that must import) and the distributions
+# whose versions every run records; tests/core/test_extras.py checks them against pyproject.toml
+EXTRAS: dict[str, tuple[str, ...]] = {"arena": ("PIL", "choix", "skimage")}
+PROVENANCE: tuple[str, ...] = ("pillow", "choix", "scikit-image")
+
 PAPER = "Visual persuasion: what influences decisions of vision-language models? (ICML 2026, arXiv 2602.15278)"
 
 CARDS = [

@@ -10,6 +10,11 @@ rank, participation ratio, linear readout of task variables, tail index).
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
 
+# optional extras this family needs (extra -> modules that must import) and the distributions
+# whose versions every run records; tests/core/test_extras.py checks them against pyproject.toml
+EXTRAS: dict[str, tuple[str, ...]] = {"cognitive": ("torch", "ot")}
+PROVENANCE: tuple[str, ...] = ("torch", "pot")
+
 PAPER = (
     "Heavy-tailed synaptic statistics in biologically constrained RNNs trained by optimal transport "
     "(ICML 2026); tasks after NeuroGym (Molano-Mazon et al. 2022)"

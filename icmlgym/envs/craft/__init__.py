@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from icmlgym.catalog import AgentInfo, TaskCard, Tier, extra_installed
+from icmlgym.catalog import AgentInfo, TaskCard, Tier, imports_available
+
+# optional extras this family needs (extra -> modules that must import) and the distributions
+# whose versions every run records; tests/core/test_extras.py checks them against pyproject.toml
+EXTRAS: dict[str, tuple[str, ...]] = {"craft": ("crafter",), "craftax": ("craftax", "jax"), "minerl": ("minerl",)}
+PROVENANCE: tuple[str, ...] = ("crafter", "numba", "craftax", "jax", "minerl")
 
 ENV_ID = "icmlgym/Craft-v0"
 
@@ -74,7 +79,7 @@ AGENTS = {
 
 
 def _suites() -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    if not extra_installed("craft"):
+    if not imports_available(EXTRAS["craft"]):
         return {}
     from icmlgym.envs.craft import tasks
 
@@ -86,12 +91,12 @@ def _suites() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     }
 
 
-SUITES = _suites()
+SUITES = _suites  # built once the family's extras are registered
 
 
 def describe(env_id: str = ENV_ID) -> str:
     """What ``icmlgym info icmlgym/Craft-v0`` adds: the task suite, one line per task."""
-    if not extra_installed("craft"):
+    if not imports_available(EXTRAS["craft"]):
         return 'The task suite is generated from Crafter\'s recipes: pip install "icmlgym[craft]" to list it.'
     from icmlgym.envs.craft.tasks import task_table
 

@@ -2,6 +2,11 @@
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
 
+# optional extras this family needs (extra -> modules that must import) and the distributions
+# whose versions every run records; tests/core/test_extras.py checks them against pyproject.toml
+EXTRAS: dict[str, tuple[str, ...]] = {"fair": ("sklearn",)}
+PROVENANCE: tuple[str, ...] = ("scikit-learn",)
+
 CARDS = [
     TaskCard(
         id="icmlgym/FairLinearBandit-v0",

@@ -11,6 +11,11 @@ play ends up; the leaderboard scores prediction accuracy). Library code:
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
 
+# optional extras this family needs (extra -> modules that must import) and the distributions
+# whose versions every run records; tests/core/test_extras.py checks them against pyproject.toml
+EXTRAS: dict[str, tuple[str, ...]] = {"games": ("networkx",)}
+PROVENANCE: tuple[str, ...] = ("networkx",)
+
 PAPER = "What preferences can — and cannot — predict in multi-agent online learning (ICML 2026)"
 
 CARDS = [

@@ -5,6 +5,11 @@ Cards and agent names only; nothing heavy is imported here (RDKit loads when an 
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
 
+# optional extras this family needs (extra -> modules that must import) and the distributions
+# whose versions every run records; tests/core/test_extras.py checks them against pyproject.toml
+EXTRAS: dict[str, tuple[str, ...]] = {"chem": ("rdkit", "sklearn"), "dock": ("dockstring", "openbabel", "rdkit")}
+PROVENANCE: tuple[str, ...] = ("rdkit", "scikit-learn", "dockstring")
+
 PAPER = "BOBA: bandit-guided surrogate optimization for screening ultra-large libraries (ICML 2026)"
 
 # Smoke: 120 amines x 250 acids = 30,000 amides of the embedded library, 2D similarity oracle,

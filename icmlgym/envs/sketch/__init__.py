@@ -12,6 +12,11 @@ leaderboard tracks through the ordinary leaderboard:
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
 
+# optional extras this family needs (extra -> modules that must import) and the distributions
+# whose versions every run records; tests/core/test_extras.py checks them against pyproject.toml
+EXTRAS: dict[str, tuple[str, ...]] = {"sketch": ("datasketches",)}
+PROVENANCE: tuple[str, ...] = ("datasketches",)
+
 ENV_ID = "icmlgym/SketchAttack-v0"
 
 # defender -> the env kwargs of its track (the linear sketch does not estimate cardinality)
