@@ -37,16 +37,30 @@ class _DiscreteValueAgent(BaseAgent):
         self.counts = np.zeros(self.n)
         self.sums = np.zeros(self.n)
         self.t = 0
+        self._untried = self.n  # actions never played (their count is 0)
 
     def update(self, obs, action, reward, next_obs, terminated, truncated, info) -> None:
         a = int(action) - self.start
+        if self.counts[a] == 0:
+            self._untried -= 1
         self.counts[a] += 1
         self.sums[a] += float(reward)
         self.t += 1
 
+    def _first_untried(self) -> int | None:
+        """The lowest action index never played, None once every action has been."""
+        return int((self.counts == 0).argmax()) if self._untried else None
+
     def _argmax(self, values: np.ndarray) -> int:
-        best = np.flatnonzero(values == values.max())
-        return int(best[0] if len(best) == 1 else self.np_random.choice(best))
+        """The index of the maximum; ties broken uniformly with the agent's generator."""
+        i = int(values.argmax())
+        if self.n <= 32:  # Python list ops beat numpy's per-call overhead on short vectors
+            vals = values.tolist()
+            if vals.count(vals[i]) == 1:
+                return i
+        elif np.count_nonzero(values == values[i]) == 1:
+            return i
+        return int(self.np_random.choice(np.flatnonzero(values == values[i])))
 
 
 class EpsilonGreedyAgent(_DiscreteValueAgent):
@@ -61,9 +75,9 @@ class EpsilonGreedyAgent(_DiscreteValueAgent):
         self.epsilon = epsilon
 
     def act(self, obs: Any, info: dict[str, Any]) -> int:
-        untried = np.flatnonzero(self.counts == 0)
-        if len(untried):
-            return self.start + int(untried[0])
+        untried = self._first_untried()
+        if untried is not None:
+            return self.start + untried
         if self.np_random.random() < self.epsilon:
             return self.start + int(self.np_random.integers(self.n))
         return self.start + self._argmax(self.sums / self.counts)
@@ -81,9 +95,9 @@ class UCB1Agent(_DiscreteValueAgent):
         self.c = c
 
     def act(self, obs: Any, info: dict[str, Any]) -> int:
-        untried = np.flatnonzero(self.counts == 0)
-        if len(untried):
-            return self.start + int(untried[0])
+        untried = self._first_untried()
+        if untried is not None:
+            return self.start + untried
         means = self.sums / self.counts
         bonus = self.c * np.sqrt(2.0 * np.log(self.t) / self.counts)
         return self.start + self._argmax(means + bonus)

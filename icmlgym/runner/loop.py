@@ -20,6 +20,7 @@ from icmlgym.agents.protocol import AgentSpec
 from icmlgym.catalog import TaskCard, card, short_hash
 from icmlgym.envs import make, register_all
 from icmlgym.runner import provenance
+from icmlgym.runner.lean_env import runner_env
 from icmlgym.runner.record import RunRecord
 from icmlgym.runner.rollout import episode_seed, rollout
 
@@ -126,7 +127,7 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
         record = base_record(task, loaded)
         tier = c.tier(task.tier)
         kwargs = _env_kwargs(c, task)
-        env = make(c.id, **kwargs)
+        env = runner_env(c, kwargs)
         record.env_spec = _spec_dict(c, env, kwargs)
         n_episodes = task.episodes if task.episodes is not None else tier.episodes
         agent = loaded()

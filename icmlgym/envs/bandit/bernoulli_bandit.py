@@ -58,6 +58,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from icmlgym.envs.fastspaces import contains_fn
+
 
 class BernoulliBanditEnv(gym.Env):
     metadata = {"render_modes": []}
@@ -85,6 +87,7 @@ class BernoulliBanditEnv(gym.Env):
         self.best_mean = float(self.means.max())
         self.gaps = self.best_mean - self.means
         self.action_space = spaces.Discrete(self.n_arms)
+        self._valid_action = contains_fn(self.action_space)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
         self._t = 0
         self._regret = 0.0
@@ -106,7 +109,7 @@ class BernoulliBanditEnv(gym.Env):
         return self._obs(0.0), self._info()
 
     def step(self, action):
-        if not self.action_space.contains(action):
+        if not self._valid_action(action):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
         if self._t >= self.horizon:
             raise RuntimeError("step() called after the episode ended; call reset()")

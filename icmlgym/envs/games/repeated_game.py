@@ -94,6 +94,7 @@ from icmlgym.catalog import require_extra
 
 require_extra("games", what="icmlgym/RepeatedGame-v0")
 
+from icmlgym.envs.fastspaces import contains_fn  # noqa: E402
 from icmlgym.envs.games.dynamics import joint_distribution  # noqa: E402
 from icmlgym.envs.games.metrics import PlayStatistics  # noqa: E402
 from icmlgym.envs.games.normal_form import NormalFormGame, make_game  # noqa: E402
@@ -167,6 +168,7 @@ class RepeatedGameEnv(ParallelEnv):
             else:
                 self._obs_spaces[a] = spaces.Box(lo, hi, shape=(n,), dtype=np.float32)
                 self._act_spaces[a] = spaces.Box(0.0, 1.0, shape=(n,), dtype=np.float32)
+        self._valid = {a: contains_fn(s) for a, s in self._act_spaces.items()}
         self.np_random = np.random.default_rng()
         self._t = 0
 
@@ -203,9 +205,8 @@ class RepeatedGameEnv(ParallelEnv):
         if self.feedback == "bandit":
             profile = []
             for a in self.agents:
-                space = self._act_spaces[a]
-                if not space.contains(actions[a]):
-                    raise ValueError(f"action {actions[a]!r} of {a} is not in the action space {space}")
+                if not self._valid[a](actions[a]):
+                    raise ValueError(f"action {actions[a]!r} of {a} is not in the action space {self._act_spaces[a]}")
                 profile.append(int(actions[a]))
             pay = g.payoffs[(slice(None),) + tuple(profile)].copy()
             if self.payoff_noise > 0:

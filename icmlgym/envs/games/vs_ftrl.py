@@ -70,6 +70,7 @@ from icmlgym.catalog import require_extra
 
 require_extra("games", what="icmlgym/RepeatedGameVsFTRL-v0")
 
+from icmlgym.envs.fastspaces import contains_fn  # noqa: E402
 from icmlgym.envs.games.dynamics import choice_map, step_size  # noqa: E402
 from icmlgym.envs.games.metrics import PlayStatistics  # noqa: E402
 from icmlgym.envs.games.preference_graph import sink_components  # noqa: E402
@@ -124,6 +125,7 @@ class RepeatedGameVsFTRLEnv(gym.Env):
         low[-2], high[-2] = lo, hi
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(na[0])
+        self._valid_action = contains_fn(self.action_space)
         self._t = 0
 
     def _obs(self, others: list[int] | None, payoff: float) -> np.ndarray:
@@ -158,7 +160,7 @@ class RepeatedGameVsFTRLEnv(gym.Env):
         return self._obs(None, 0.0), {"cost": {"env_steps": 0, "opponent_updates": 0}}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if not self.action_space.contains(action):
+        if not self._valid_action(action):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
         if self._t >= self.horizon:
             raise RuntimeError("step() called after the episode ended; call reset()")
