@@ -14,12 +14,13 @@ import importlib.util
 import inspect
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from icmlgym.agents.protocol import missing_methods
 from icmlgym.catalog import AGENTS, require_extra
+from icmlgym.codehash import agent_modules
 
 
 def agents_table() -> list[dict[str, str]]:
@@ -46,6 +47,8 @@ class LoadedAgent:
     cls: Callable[..., Any]
     kwargs: dict[str, Any]
     source_hash: str
+    # the agent's module (or file) and the icmlgym modules it imports: part of the run key's "code"
+    code_files: dict[str, Path] = field(default_factory=dict, repr=False)
 
     def __call__(self) -> Any:
         return self.cls(**self.kwargs)
@@ -143,14 +146,14 @@ def load_agent(spec: Any, **kwargs: Any) -> LoadedAgent:
         if inspect.isclass(spec):
             _check_protocol(spec, spec.__name__)
             ep = f"{spec.__module__}:{spec.__qualname__}"
-            return LoadedAgent(getattr(spec, "name", "") or spec.__name__, ep, spec, kwargs, _source_hash(spec))
+            return LoadedAgent(getattr(spec, "name", "") or spec.__name__, ep, spec, kwargs, _source_hash(spec), agent_modules(spec))
         if kwargs:
             raise AgentLoadError("keyword arguments only apply when loading an agent class, not an instance")
         _check_protocol(spec, type(spec).__name__)
         instance = spec
         ep = f"{type(spec).__module__}:{type(spec).__qualname__}"
         name = getattr(spec, "name", "") or type(spec).__name__
-        return LoadedAgent(name, ep, lambda: _copy(instance), {}, _source_hash(type(spec)))
+        return LoadedAgent(name, ep, lambda: _copy(instance), {}, _source_hash(type(spec)), agent_modules(type(spec)))
 
     text = spec.strip()
     if text in AGENTS:
@@ -160,7 +163,7 @@ def load_agent(spec: Any, **kwargs: Any) -> LoadedAgent:
         mod, _, attr = info.entry_point.partition(":")
         cls = _load_from_module(mod, attr)
         _check_protocol(cls, text)
-        return LoadedAgent(text, info.entry_point, cls, {**info.kwargs, **kwargs}, _source_hash(cls))
+        return LoadedAgent(text, info.entry_point, cls, {**info.kwargs, **kwargs}, _source_hash(cls), agent_modules(cls))
 
     path_part, sep, attr = text.rpartition(":") if text.count(":") else (text, "", "")
     if not sep:
@@ -169,12 +172,13 @@ def load_agent(spec: Any, **kwargs: Any) -> LoadedAgent:
     if is_file:
         cls, ep = _load_from_file(path_part, attr or None)
         _check_protocol(cls, text)
-        return LoadedAgent(getattr(cls, "name", "") or Path(path_part).stem + ":" + cls.__name__, ep, cls, kwargs, _source_hash(cls, path_part))
+        name = getattr(cls, "name", "") or Path(path_part).stem + ":" + cls.__name__
+        return LoadedAgent(name, ep, cls, kwargs, _source_hash(cls, path_part), agent_modules(cls, path_part))
     if sep and path_part and attr:
         cls = _load_from_module(path_part, attr)
         _check_protocol(cls, text)
         name = getattr(cls, "name", "") or f"{path_part}:{attr}"
-        return LoadedAgent(name, text, cls, kwargs, _source_hash(cls))
+        return LoadedAgent(name, text, cls, kwargs, _source_hash(cls), agent_modules(cls))
     close = difflib.get_close_matches(text, list(AGENTS), n=3, cutoff=0.5)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise AgentLoadError(

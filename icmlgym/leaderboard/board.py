@@ -14,7 +14,7 @@ import pandas as pd
 from icmlgym.catalog import MissingExtraError, canonical_json, card, task_label
 from icmlgym.catalog import suite as catalog_suite
 from icmlgym.leaderboard import scoring
-from icmlgym.leaderboard.store import Store, StoreError, as_records
+from icmlgym.leaderboard.store import PutResult, Store, StoreError, as_records
 from icmlgym.runner.record import RunRecord
 
 EXPORT_FORMAT = "icmlgym-runs/1"
@@ -77,14 +77,60 @@ class Leaderboard:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def add(self, records: RunRecord | Mapping[str, Any] | Any) -> int:
-        """Store run records in one transaction. Returns the number of runs added.
+    def add(self, records: RunRecord | Mapping[str, Any] | Any, on_conflict: str = "replace") -> int:
+        """Store run records in one transaction. Returns the number of runs stored.
 
         ``records`` is a RunRecord, a dict from ``RunRecord.to_dict()``, or an iterable of them.
-        Adding a run whose ``run_id`` is already stored does nothing (idempotent), so this can be
-        passed as ``on_record`` to the runner and re-run safely.
+        The store keeps one current run per run key (entry, env, kwargs, tier, seed, code): a rerun
+        of a stored key replaces it (``on_conflict="replace"``) or is dropped (``"skip"``). Adding a
+        run whose ``run_id`` is already stored does nothing, so this can be passed as ``on_record``
+        to the runner and re-run safely. :meth:`put` says which of these happened.
         """
-        return self._store.add(records)
+        return self._store.add(records, on_conflict=on_conflict)
+
+    def put(self, records: RunRecord | Mapping[str, Any] | Any, on_conflict: str = "replace") -> PutResult:
+        """As :meth:`add`, returning a :class:`PutResult` (added, replaced, skipped, unchanged)."""
+        return self._store.put(records, on_conflict=on_conflict)
+
+    def delete(
+        self,
+        entry: str | Sequence[str] | None = None,
+        *,
+        agent: str | Sequence[str] | None = None,
+        env: str | Sequence[str] | None = None,
+        suite: str | None = None,
+        tier: str | None = None,
+        status: str | Sequence[str] | None = None,
+        run_id: str | Sequence[str] | None = None,
+        dry_run: bool = False,
+    ) -> int:
+        """Delete stored runs (episodes included): an entry's runs, as the tables label it
+        (``name``, ``name{k=v}``, ``name@hash``), or any runs matching the filters. At least one
+        selection is needed. With ``dry_run`` nothing is deleted. Returns the number of runs
+        deleted (or that would be).
+
+        Example::
+
+            board.delete("ucb1", env="icmlgym/Bandit-v0")   # ucb1's runs on one env
+            board.delete(agent="my-agent")                    # every run of an agent name
+        """
+        filters = {"agent": agent, "env": env, "suite": suite, "tier": tier, "status": status, "run_id": run_id}
+        if entry is None and not any(v is not None for v in filters.values()):
+            raise ValueError("delete needs an entry or a filter (agent, env, suite, tier, status, run_id)")
+        if entry is not None:
+            entries = [entry] if isinstance(entry, str) else list(entry)
+            runs = self._store.runs_frame(columns=["run_id", "agent_name", "agent_kwargs", "agent_source_hash", "code_hash"], parse_json=False, **filters)
+            labels = scoring.entry_labels(runs.rename(columns={"agent_kwargs": "agent_kwargs_json"})) if len(runs) else pd.Series(dtype=object)
+            unknown = [e for e in entries if e not in set(labels)]
+            if unknown:
+                import difflib
+
+                close = sorted({m for e in unknown for m in difflib.get_close_matches(e, sorted(set(labels)), n=3, cutoff=0.5)})
+                raise ValueError(f"no entry {', '.join(map(repr, unknown))} in the selected runs" + (f"; did you mean {', '.join(close)}?" if close else ""))
+            filters = {"run_id": list(runs.loc[labels.isin(entries).to_numpy(), "run_id"])}
+        if dry_run:
+            return len(self._store.runs_frame(columns=["run_id"], parse_json=False, **filters))
+        return self._store.delete(**filters)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -139,7 +185,7 @@ class Leaderboard:
         """
         if direction not in (None, "max", "min"):
             raise ValueError(f"direction must be 'max' or 'min', got {direction!r}")
-        cols = ["run_id", "env_id", "task", "tier", "agent_name", "agent_source_hash", "agent_kwargs", "seed", "status", "error",
+        cols = ["run_id", "env_id", "task", "tier", "agent_name", "agent_source_hash", "code_hash", "added_at", "agent_kwargs", "seed", "status", "error",
                 "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source", "device_type", "device_name", "n_episodes"]
         runs = self._store.runs_frame(columns=cols, parse_json=False, **filters).rename(columns={"agent_kwargs": "agent_kwargs_json"})
         runs["metric"] = ""
@@ -171,6 +217,7 @@ class Leaderboard:
         scored = scoring.attach_scores(runs, refs)
         if by_device:
             scored["entry"] = scored["entry"] + " [" + scored["device_type"] + ": " + scored["device_name"] + "]"
+        scored = scoring.current_runs(scored).reset_index(drop=True)
         if metric is not None:
             # the catalog's refs are for the primary metric only
             non_primary = [scoring.card_info(e, t)["metric"] != metric for e, t in zip(scored["env_id"], scored["tier"])]
@@ -395,7 +442,8 @@ class Leaderboard:
         return self._add_with_sources(recs, srcs)
 
     def _add_with_sources(self, recs: list[RunRecord], sources: list[str]) -> int:
-        return self._store.add(recs, source=sources)  # one transaction for the whole import
+        # one transaction for the whole import; a key stored here already keeps its run
+        return self._store.add(recs, source=sources, on_conflict="skip")
 
 
 def _file_format(path: Path) -> str:

@@ -16,6 +16,13 @@ Version history:
        ``device`` on migration). New stores cluster the episode tables on
        their keys (SQLite ``WITHOUT ROWID``); migrated ones keep their layout,
        which reads the same, only slower.
+    4: one current run per run key: ``run_key`` becomes unique, and runs gain
+       ``code_hash`` (the agent's source plus the icmlgym modules the agent and
+       the env import, which the key now covers) and ``env_source_hash``. The
+       migration keeps one run per key (the newest successful one, else the
+       newest) and deletes the rest: they were repeated samples of the same
+       seed, which the tables counted as independent; how many it removed is
+       kept in ``icmlgym_meta`` (``deduplicated_on_migration_to_4``).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Callable
 import sqlalchemy as sa
 
 APP = "icmlgym-leaderboard"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = sa.MetaData()
 
@@ -41,7 +48,7 @@ runs = sa.Table(
     "icmlgym_runs",
     metadata,
     sa.Column("run_id", sa.Text, primary_key=True),
-    sa.Column("run_key", sa.Text, nullable=False, index=True),
+    sa.Column("run_key", sa.Text, nullable=False, index=True, unique=True),  # one current run per key
     sa.Column("env_id", sa.Text, nullable=False, index=True),
     sa.Column("env_version", sa.Integer, nullable=True),
     sa.Column("task", sa.Text, nullable=False),
@@ -76,6 +83,8 @@ runs = sa.Table(
     sa.Column("added_at", sa.Text, nullable=False, server_default=""),
     sa.Column("device_type", sa.Text, nullable=False, server_default=""),
     sa.Column("device_name", sa.Text, nullable=False, server_default=""),
+    sa.Column("code_hash", sa.Text, nullable=False, server_default=""),
+    sa.Column("env_source_hash", sa.Text, nullable=False, server_default=""),
 )
 
 episodes = sa.Table(
@@ -107,7 +116,7 @@ TABLES = (meta.name, runs.name, episodes.name, episode_values.name)
 
 
 # columns of the runs table added after version 1
-LATER_COLUMNS = ("source", "added_at", "device_type", "device_name")
+LATER_COLUMNS = ("source", "added_at", "device_type", "device_name", "code_hash", "env_source_hash")
 
 
 def _v1_to_v2(conn: sa.Connection) -> None:
@@ -127,8 +136,28 @@ def _v2_to_v3(conn: sa.Connection) -> None:
         conn.execute(sa.text("UPDATE icmlgym_runs SET device_type = :t, device_name = :n WHERE run_id = :rid"), updates)
 
 
+def _v3_to_v4(conn: sa.Connection) -> None:
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN code_hash TEXT NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE icmlgym_runs ADD COLUMN env_source_hash TEXT NOT NULL DEFAULT ''"))
+    rows = conn.execute(sa.text("SELECT run_key, run_id, status, added_at, timestamp FROM icmlgym_runs")).all()
+    keep: dict[str, tuple] = {}
+    for key, run_id, status, added_at, ts in rows:
+        rank = (status == "ok", added_at or "", ts or "", run_id)
+        if key not in keep or rank > keep[key]:
+            keep[key] = rank
+    kept = {rank[-1] for rank in keep.values()}
+    drop = [{"rid": run_id} for _, run_id, *_ in rows if run_id not in kept]
+    if drop:
+        for table in ("icmlgym_episode_values", "icmlgym_episodes", "icmlgym_runs"):
+            conn.execute(sa.text(f"DELETE FROM {table} WHERE run_id = :rid"), drop)
+    conn.execute(sa.text("DROP INDEX IF EXISTS ix_icmlgym_runs_run_key"))
+    conn.execute(sa.text("CREATE UNIQUE INDEX ix_icmlgym_runs_run_key ON icmlgym_runs (run_key)"))
+    conn.execute(sa.text("DELETE FROM icmlgym_meta WHERE key = 'deduplicated_on_migration_to_4'"))
+    conn.execute(sa.text("INSERT INTO icmlgym_meta (key, value) VALUES ('deduplicated_on_migration_to_4', :n)"), {"n": str(len(drop))})
+
+
 # from-version -> function that upgrades a store from that version to the next
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def v1_metadata() -> sa.MetaData:
@@ -136,5 +165,8 @@ def v1_metadata() -> sa.MetaData:
     md = sa.MetaData()
     for table in (meta, runs, episodes, episode_values):
         cols = [c._copy() for c in table.columns if not (table is runs and c.name in LATER_COLUMNS)]
+        for c in cols:
+            if table is runs and c.name == "run_key":
+                c.unique = False  # before version 4 a key could repeat
         sa.Table(table.name, md, *cols, **table.dialect_kwargs)
     return md

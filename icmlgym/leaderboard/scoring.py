@@ -20,16 +20,21 @@ import pandas as pd
 from icmlgym.catalog import UnknownEnvError, card
 from icmlgym.leaderboard import stats
 
-# an entry is an agent: its name, constructor kwargs, and (when one name has several) its source hash
-ENTRY_KEYS = ("agent_name", "agent_kwargs_json", "agent_source_hash")
+# an entry is an agent: its name, constructor kwargs, and (when one name has several) its code version
+ENTRY_KEYS = ("agent_name", "agent_kwargs_json", "agent_source_hash", "code_hash")
 
 
 def entry_labels(df: pd.DataFrame) -> pd.Series:
     """A readable entry label per run: ``name``, ``name{k=v}`` for non-default kwargs, ``@hash`` when
-    one label covers several versions of the agent's source."""
+    one label covers several versions of the agent's code (the first half of the run key's code hash:
+    the agent's source and the icmlgym modules it imports; the agent's source hash for older
+    records). Runs whose agent never loaded (no hash) join the label's entry without splitting it."""
     base = df["agent_name"].astype(str) + np.where(df["agent_kwargs_json"].isin(["{}", ""]), "", "{" + df["agent_kwargs_json"].str.strip("{}").str.replace('"', "") + "}")
-    versions = df.groupby(base)["agent_source_hash"].transform("nunique")
-    return pd.Series(np.where(versions > 1, base + "@" + df["agent_source_hash"].str[:8], base), index=df.index)
+    src = df["agent_source_hash"].astype(str)
+    version = df["code_hash"].astype(str).str[:8].where(df["code_hash"].astype(str) != "", src) if "code_hash" in df else src
+    versions = version.where(version != "").groupby(base).transform("nunique")
+    split = (versions > 1) & (version != "")
+    return pd.Series(np.where(split, base + "@" + version.str[:8], base), index=df.index)
 
 
 def card_info(env_id: str, tier: str, snapshot_metric: str = "", snapshot_direction: str = "") -> dict[str, Any]:
@@ -279,6 +284,18 @@ def compare_entries(runs: pd.DataFrame, a: str, b: str, n_boot: int = 2000, ci: 
     df = pd.DataFrame(rows)
     df.attrs.update(a=a, b=b)
     return df
+
+
+def current_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """One run per (task, tier, entry, seed): the newest stored. The store already keeps one run per
+    run key; two runs of one entry's seed remain only when the env's code changed between them (a
+    new key under the same agent version), and then the newest is the seed's current sample."""
+    if runs.empty or "seed" not in runs:
+        return runs
+    order = [c for c in ("added_at", "run_id") if c in runs]
+    ranked = runs.sort_values(order, kind="stable") if order else runs
+    keep = ~ranked.duplicated(["task", "tier", "entry", "seed"], keep="last")
+    return runs.loc[ranked.index[keep.to_numpy()]].sort_index()
 
 
 def attach_scores(runs: pd.DataFrame, refs: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:

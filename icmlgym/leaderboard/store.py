@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
@@ -31,6 +32,34 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 120
 JSON_FIELDS = ("env_kwargs", "env_spec", "agent_kwargs", "cost", "hardware", "device", "versions")
 FILTERS = ("env", "agent", "tier", "status", "suite", "task", "run_id", "source", "device")
+
+
+@dataclass
+class PutResult:
+    """What :meth:`Store.put` did with a batch of records."""
+
+    added: int = 0  # new run keys
+    replaced: int = 0  # reruns that replaced the stored run of their key
+    skipped: int = 0  # reruns dropped because their key was stored (on_conflict="skip")
+    unchanged: int = 0  # the very same runs (same run id), already stored
+
+    def __iadd__(self, other: "PutResult") -> "PutResult":
+        self.added += other.added
+        self.replaced += other.replaced
+        self.skipped += other.skipped
+        self.unchanged += other.unchanged
+        return self
+
+    def describe(self) -> str:
+        """``"3 new, 2 replaced"``: the non-zero counts in words."""
+        parts = [f"{self.added} new"]
+        if self.replaced:
+            parts.append(f"{self.replaced} replacing the stored run of their key")
+        if self.skipped:
+            parts.append(f"{self.skipped} skipped (key already stored)")
+        if self.unchanged:
+            parts.append(f"{self.unchanged} already stored")
+        return ", ".join(parts)
 
 
 class StoreError(RuntimeError):
@@ -137,6 +166,8 @@ def _rows(rec: RunRecord, source: str, added_at: str) -> tuple[dict, list[dict],
         "added_at": added_at,
         "device_type": str((rec.device or {}).get("type", "")),
         "device_name": str((rec.device or {}).get("name", "")),
+        "code_hash": rec.code_hash,
+        "env_source_hash": rec.env_source_hash,
     }
     for f in JSON_FIELDS:
         run[f] = canonical_json(getattr(rec, f))
@@ -308,52 +339,103 @@ class Store:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def add(self, records: Any, source: str | list[str] = "") -> int:
-        """Insert records in one transaction; runs already stored (same run_id) are skipped.
+    def add(self, records: Any, source: str | list[str] = "", on_conflict: str = "replace") -> int:
+        """Store records; returns the number of runs stored (added or replacing). See :meth:`put`."""
+        result = self.put(records, source, on_conflict)
+        return result.added + result.replaced
 
-        ``source`` says where the records came from (one string, or one per record).
-        Returns the number of runs inserted."""
+    def put(self, records: Any, source: str | list[str] = "", on_conflict: str = "replace") -> "PutResult":
+        """Store records in one transaction, keeping one current run per run key.
+
+        A record whose ``run_id`` is already stored is the same run: nothing happens. A record whose
+        run key is stored under another run id is a rerun of that work: ``on_conflict="replace"``
+        deletes the stored run (episodes included) and stores the new one; ``"skip"`` keeps the
+        stored one. Within a batch the last record of a key wins. ``source`` says where the records
+        came from (one string, or one per record). Concurrent writers of the same keys end with one
+        run per key (the store's unique index on ``run_key`` decides the race)."""
+        if on_conflict not in ("replace", "skip"):
+            raise ValueError(f"on_conflict must be 'replace' or 'skip', got {on_conflict!r}")
         recs = as_records(records)
         if not recs:
-            return 0
+            return PutResult()
         if isinstance(source, str):
             source = [source] * len(recs)
         elif len(source) != len(recs):
             raise ValueError(f"got {len(source)} sources for {len(recs)} records")
-        seen: dict[str, RunRecord] = {}
-        src: dict[str, str] = {}
+        by_key: dict[str, tuple[RunRecord, str]] = {}
         for r, s in zip(recs, source):
-            if r.run_id not in seen:  # a batch may repeat a run; keep the first
-                seen[r.run_id] = r
-                src[r.run_id] = s
+            by_key[r.run_key] = (r, s)  # a batch may repeat a key; the last one wins
         added_at = _now()
         attempts = 0
         while True:
             attempts += 1
             try:
                 with self._write() as conn, conn.begin():
-                    existing = self._existing(conn, list(seen))
-                    new = [r for rid, r in seen.items() if rid not in existing]
+                    result = PutResult()
+                    stored = self._stored_keys(conn, list(by_key))  # key -> stored run id
+                    same = self._existing(conn, [r.run_id for r, _ in by_key.values()])
+                    replace_ids: list[str] = []
                     run_rows, ep_rows, val_rows = [], [], []
-                    for r in new:
-                        a, b, c = _rows(r, src[r.run_id], added_at)
+                    for key, (r, src) in by_key.items():
+                        old = stored.get(key)
+                        if old == r.run_id or r.run_id in same:
+                            result.unchanged += 1
+                            continue
+                        if old is not None:
+                            if on_conflict == "skip":
+                                result.skipped += 1
+                                continue
+                            replace_ids.append(old)
+                            result.replaced += 1
+                        else:
+                            result.added += 1
+                        a, b, c = _rows(r, src, added_at)
                         run_rows.append(a)
                         ep_rows += b
                         val_rows += c
+                    if replace_ids:
+                        self._delete_ids(conn, replace_ids)
                     if run_rows:
                         conn.execute(S.runs.insert(), run_rows)
                     if ep_rows:
                         conn.execute(S.episodes.insert(), ep_rows)
                     if val_rows:
                         conn.execute(S.episode_values.insert(), val_rows)
-                return len(run_rows)
+                return result
             except sa.exc.IntegrityError:
-                # another writer stored one of these run ids between our check and insert
+                # another writer stored one of these keys between our check and insert
                 # (possible on PostgreSQL); the transaction rolled back, so try again
                 if attempts >= 5:
                     raise
             except sa.exc.OperationalError as err:
                 raise StoreError(f"could not write to {self.display_url}: {err.orig}") from None
+
+    @staticmethod
+    def _stored_keys(conn: sa.Connection, keys: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            found.update(conn.execute(sa.select(S.runs.c.run_key, S.runs.c.run_id).where(S.runs.c.run_key.in_(chunk))).all())
+        return found
+
+    @staticmethod
+    def _delete_ids(conn: sa.Connection, run_ids: list[str]) -> None:
+        # episodes first: not every backend enforces ON DELETE CASCADE on every connection
+        for i in range(0, len(run_ids), 500):
+            chunk = run_ids[i : i + 500]
+            for table in (S.episode_values, S.episodes, S.runs):
+                conn.execute(table.delete().where(table.c.run_id.in_(chunk)))
+
+    def delete(self, **filters: Any) -> int:
+        """Delete the runs matching ``filters`` (as for :meth:`where`; at least one must be given),
+        episodes included, in one transaction. Returns the number of runs deleted."""
+        if not any(v is not None for v in filters.values()):
+            raise ValueError("delete needs at least one filter (env, agent, tier, status, suite, task, run_id, ...)")
+        with self._write() as conn, conn.begin():
+            ids = list(conn.execute(sa.select(S.runs.c.run_id).where(*self.where(**filters))).scalars())
+            if ids:
+                self._delete_ids(conn, ids)
+        return len(ids)
 
     @staticmethod
     def _existing(conn: sa.Connection, run_ids: list[str]) -> set[str]:
@@ -503,7 +585,8 @@ class Store:
                 yield RunRecord(
                     env_id=row.env_id, agent_name=row.agent_name, seed=int(row.seed), tier=row.tier,
                     env_kwargs=row.env_kwargs, env_spec=row.env_spec, agent_entry_point=row.agent_entry_point,
-                    agent_source_hash=row.agent_source_hash, agent_kwargs=row.agent_kwargs, status=row.status,
+                    agent_source_hash=row.agent_source_hash, code_hash=row.code_hash, env_source_hash=row.env_source_hash,
+                    agent_kwargs=row.agent_kwargs, status=row.status,
                     error=row.error, episodes=by_run.get(row.run_id, []), cost=row.cost, wall_time=row.wall_time,
                     train_wall_time=row.train_wall_time, hardware=row.hardware, device=row.device,
                     versions=row.versions, git_commit=row.git_commit, timestamp=row.timestamp, run_id=row.run_id,

@@ -18,6 +18,7 @@ from icmlgym.agents.loading import LoadedAgent, load_agent
 from icmlgym.agents.multi import DictAgent
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.catalog import TaskCard, card, short_hash
+from icmlgym.codehash import code_hash, env_source_hash
 from icmlgym.envs import make, register_all
 from icmlgym.runner import provenance
 from icmlgym.runner.lean_env import runner_env
@@ -60,7 +61,10 @@ def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
 def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None) -> RunRecord:
     c = task.card or card(task.env_id)
     kwargs = _env_kwargs(c, task)
-    meta = agent_meta(loaded) if loaded else (meta or {})
+    meta = agent_meta(loaded, c) if loaded else (meta or {})
+    if not meta.get("code_hash"):
+        # the worker died or timed out before it reported: hash the code here, as task_key does
+        meta = {**_task_meta(task), **{k: v for k, v in meta.items() if v}}
     return RunRecord(
         env_id=c.id,
         agent_name=meta.get("name") or _agent_label(task),
@@ -70,6 +74,8 @@ def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] 
         env_spec={"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point},
         agent_entry_point=meta.get("entry_point") or _agent_label(task),
         agent_source_hash=meta.get("source_hash", ""),
+        code_hash=meta.get("code_hash", ""),
+        env_source_hash=env_source_hash(c.entry_point),
         agent_kwargs=dict(task.agent_kwargs),
         hardware=provenance.hardware(),
         versions=provenance.versions(),
@@ -105,8 +111,21 @@ def _ensure_registered(task: RunTask) -> None:
         register(task.card)
 
 
-def agent_meta(loaded: LoadedAgent) -> dict[str, str]:
-    return {"name": loaded.name, "entry_point": loaded.entry_point, "source_hash": loaded.source_hash}
+def agent_meta(loaded: LoadedAgent, c: TaskCard | None = None) -> dict[str, str]:
+    """The loaded agent's name, entry point, source hash and (given the env's card) code hash."""
+    meta = {"name": loaded.name, "entry_point": loaded.entry_point, "source_hash": loaded.source_hash}
+    if c is not None:
+        meta["code_hash"] = code_hash(loaded.source_hash, loaded.code_files, c.entry_point)
+    return meta
+
+
+def _task_meta(task: RunTask) -> dict[str, str]:
+    """Agent metadata of a task, loading the agent here (empty when it cannot be loaded)."""
+    try:
+        loaded = load_agent(task.agent, **task.agent_kwargs)
+    except Exception:
+        return {}
+    return agent_meta(loaded, task.card or card(task.env_id))
 
 
 def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = None) -> RunRecord:
@@ -123,7 +142,7 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
         c = card(task.env_id)
         loaded = load_agent(task.agent, **task.agent_kwargs)
         if on_loaded is not None:
-            on_loaded(agent_meta(loaded))
+            on_loaded(agent_meta(loaded, c))
         record = base_record(task, loaded)
         tier = c.tier(task.tier)
         kwargs = _env_kwargs(c, task)
@@ -212,12 +231,9 @@ def task_key(task: RunTask) -> str:
     """The run key of a task without running it (for resuming sweeps)."""
     from icmlgym.runner.record import run_key
 
-    try:
-        loaded = load_agent(task.agent, **task.agent_kwargs)
-        name, src = loaded.name, loaded.source_hash
-    except Exception:
-        name, src = _agent_label(task), ""
-    return run_key(card(task.env_id).id, task.env_kwargs, task.tier, name, src, task.seed, task.agent_kwargs)
+    meta = _task_meta(task)
+    name, code = meta.get("name") or _agent_label(task), meta.get("code_hash", "")
+    return run_key(card(task.env_id).id, task.env_kwargs, task.tier, name, code, task.seed, task.agent_kwargs, task.device)
 
 
 __all__ = ["RunTask", "episode_seed", "execute", "failed_record", "task_key", "short_hash"]

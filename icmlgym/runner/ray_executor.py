@@ -286,7 +286,7 @@ class RayExecutor:
             if key not in loaded:
                 loaded[key] = _load(task)
             la = loaded[key]
-            metas[id(task)] = agent_meta(la) if la is not None else None
+            metas[id(task)] = agent_meta(la, task.card) if la is not None else None
             try:
                 needs = task_resources(task, self.num_cpus, cluster.get("GPU", 0.0), self.memory_limit_mb, la.cls if la is not None else None)
             except ValueError as err:

@@ -38,6 +38,10 @@ class RunRecord:
     env_spec: dict[str, Any] = field(default_factory=dict)
     agent_entry_point: str = ""
     agent_source_hash: str = ""
+    # hash of the agent's source plus the icmlgym modules the agent and the env import (icmlgym.codehash)
+    code_hash: str = ""
+    # hash of the env's module and the icmlgym modules it imports
+    env_source_hash: str = ""
     agent_kwargs: dict[str, Any] = field(default_factory=dict)
     status: str = "ok"
     error: str = ""
@@ -66,8 +70,12 @@ class RunRecord:
 
     @property
     def run_key(self) -> str:
-        """Identifies the work (not the attempt): the same key means the same run, so a resumed sweep skips it."""
-        return run_key(self.env_id, self.env_kwargs, self.tier, self.agent_name, self.agent_source_hash, self.seed, self.agent_kwargs)
+        """Identifies the work (not the attempt): entry (agent name and kwargs), env, env kwargs, tier,
+        seed and code. The same key means the same run, so a resumed sweep skips it and the store
+        keeps one current run per key. Records from before ``code_hash`` key on the agent's source."""
+        code = self.code_hash or self.agent_source_hash
+        device = str((self.device or {}).get("requested", "cpu") or "cpu")
+        return run_key(self.env_id, self.env_kwargs, self.tier, self.agent_name, code, self.seed, self.agent_kwargs, device)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -98,5 +106,10 @@ class RunRecord:
         return out
 
 
-def run_key(env_id: str, env_kwargs: dict, tier: str, agent_name: str, source_hash: str, seed: int, agent_kwargs: dict | None = None) -> str:
-    return short_hash([env_id, env_kwargs, tier, agent_name, source_hash, int(seed), agent_kwargs or {}], n=20)
+def run_key(env_id: str, env_kwargs: dict, tier: str, agent_name: str, code: str, seed: int, agent_kwargs: dict | None = None, device: str = "cpu") -> str:
+    """The run key of (entry, env, kwargs, tier, seed, code); ``code`` is a record's ``code_hash``.
+    A device other than the CPU (``cuda``, ``auto``) is part of the entry's configuration too."""
+    parts: list = [env_id, env_kwargs, tier, agent_name, code, int(seed), agent_kwargs or {}]
+    if device not in ("", "cpu"):
+        parts.append(device)
+    return short_hash(parts, n=20)

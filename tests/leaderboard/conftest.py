@@ -73,7 +73,8 @@ def real_records():
 
 
 def write_v1_store(url: str, rec) -> None:
-    """Write ``rec`` into a fresh store at ``url`` with the version-1 schema, as an old icmlgym did."""
+    """Write ``rec`` (a record or a list of them) into a fresh store at ``url`` with the version-1
+    schema, as an old icmlgym did (which let a run key repeat)."""
     import sqlalchemy as sa
 
     from icmlgym.leaderboard import schema
@@ -81,11 +82,16 @@ def write_v1_store(url: str, rec) -> None:
 
     engine = sa.create_engine(url)
     md = schema.v1_metadata()
-    run, eps, vals = _rows(rec, "", "")
+    runs, eps, vals = [], [], []
+    for i, r in enumerate(rec if isinstance(rec, list) else [rec]):
+        run, e, v = _rows(r, "", f"2026-01-01T00:00:{i:02d}+00:00")
+        runs.append({k: x for k, x in run.items() if k not in schema.LATER_COLUMNS})
+        eps += e
+        vals += v
     with engine.begin() as conn:
         md.create_all(conn)
         conn.execute(md.tables["icmlgym_meta"].insert(), [{"key": "app", "value": "icmlgym-leaderboard"}, {"key": "schema_version", "value": "1"}, {"key": "store_id", "value": "old"}])
-        conn.execute(md.tables["icmlgym_runs"].insert(), [{k: v for k, v in run.items() if k not in schema.LATER_COLUMNS}])
+        conn.execute(md.tables["icmlgym_runs"].insert(), runs)
         conn.execute(md.tables["icmlgym_episodes"].insert(), eps)
         conn.execute(md.tables["icmlgym_episode_values"].insert(), vals)
     engine.dispose()
