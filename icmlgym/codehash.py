@@ -11,7 +11,8 @@ in it, at any depth (function-level imports included), adds that module and what
 imports in turn. Parent packages imported only implicitly (``icmlgym/__init__.py``
 when ``icmlgym.catalog`` is imported) are not followed: they are the registry, not the
 code a run executes; a package that is named explicitly (``from icmlgym.envs import
-make``) is. Third-party modules are covered by the package versions in the record.
+make``) is. The runner's episode loop is hashed with the env. Third-party modules are
+covered by the package versions in the record.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 ROOT = "icmlgym"
+# the episode loop that joins agent and env: its changes change results too (named, not imported:
+# this module sits below the runner)
+HARNESS = ("icmlgym.runner.rollout",)
 
 
 def _module_file(name: str) -> Path | None:
@@ -156,11 +160,13 @@ def agent_modules(cls: Any, path: str | os.PathLike | None = None) -> dict[str, 
 def code_hash(agent_source_hash: str, agent_files: dict[str, Path], env_entry_point: str | None) -> str:
     """The "code" part of a run key, 16 hex digits: the first 8 hash the agent's own source and the
     icmlgym modules it imports (the agent's code version, the same on every env), the last 8 the
-    env's module and the icmlgym modules it imports. Changing any of them changes the key; editing
-    a module neither imports does not."""
+    env's module, the runner's episode loop (:data:`HARNESS`) and the icmlgym modules they import.
+    Changing any of them changes the key; editing a module none of them imports does not."""
     agent = hashlib.sha256(f"{agent_source_hash}:{hash_files(dict(agent_files))}".encode()).hexdigest()[:8]
-    env = env_source_hash(env_entry_point)[:8] if env_entry_point else "0" * 8
-    return agent + env
+    files = module_closure(HARNESS)
+    if env_entry_point:
+        files.update(env_modules(env_entry_point))
+    return agent + hash_files(files)[:8]
 
 
 __all__ = ["agent_modules", "code_hash", "env_modules", "env_source_hash", "hash_files", "module_closure"]
