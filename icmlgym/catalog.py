@@ -75,6 +75,62 @@ def require_extra(extra: str, what: str = "this feature") -> None:
             raise MissingExtraError(extra, what, module)
 
 
+TRAIN_UNITS: tuple[str, ...] = ("env_steps", "episodes", "gradient_steps", "train_examples", "train_tokens", "frames", "trials", "seconds")
+
+
+class TrainBudget(int):
+    """The training budget handed to ``agent.train(env, budget)``: an int with its ``unit``.
+
+    It is an ``int`` (so ``range(budget)`` and arithmetic keep working for agents written
+    against plain step counts) that also says what it counts, e.g.
+    ``TrainBudget(2000, "gradient_steps")``; ``unit`` is one of :data:`TRAIN_UNITS`.
+    """
+
+    unit: str
+
+    def __new__(cls, amount: int, unit: str = "env_steps") -> "TrainBudget":
+        if unit not in TRAIN_UNITS:
+            raise ValueError(f"unknown training budget unit {unit!r}; units: {TRAIN_UNITS}")
+        if int(amount) < 0:
+            raise ValueError(f"a training budget must be >= 0, got {amount}")
+        obj = super().__new__(cls, int(amount))
+        obj.unit = unit
+        return obj
+
+    def __repr__(self) -> str:
+        return f"TrainBudget({int(self)}, {self.unit!r})"
+
+    def __reduce__(self):  # pickles with its unit (process and Ray workers)
+        return (TrainBudget, (int(self), self.unit))
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one run of an env needs: the runner's executors read it.
+
+    Attributes:
+        num_cpus: CPU cores per run; Ray reserves them, and torch runs with this many threads
+            (part of the determinism policy, see :mod:`icmlgym.nn.runtime`).
+        num_gpus: GPUs per run (Ray reserves them; a run on ``cuda`` asks for one anyway).
+        memory_mb: resident memory a run is expected to need (Ray reserves it; None: unknown).
+        device: the env itself computes with torch and takes a ``device`` argument, which the
+            runner fills with the run's device (``--device``); envs without it never see one.
+    """
+
+    num_cpus: float = 1
+    num_gpus: float = 0
+    memory_mb: int | None = None
+    device: bool = False
+
+    def __post_init__(self) -> None:
+        if self.num_cpus <= 0 or self.num_gpus < 0 or (self.memory_mb is not None and self.memory_mb <= 0):
+            raise ValueError(f"resources need num_cpus > 0, num_gpus >= 0, memory_mb > 0; got {self}")
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """Mapping-style access (``resources.get("num_cpus", 1)``), as the executors read it."""
+        return getattr(self, name, default)
+
+
 @dataclass(frozen=True)
 class Tier:
     """What a budget tier means for one env.
@@ -83,8 +139,9 @@ class Tier:
         episodes: evaluation episodes per seed.
         max_steps: the runner truncates an episode after this many steps (None: the env's own end).
         env_kwargs: keyword arguments the tier passes to the env (horizon, library size, ...).
-        train_steps: the budget handed to ``agent.train(env, budget)`` for agents that train.
+        train_steps: the amount of the training budget handed to ``agent.train(env, budget)``.
         seeds: the number of seeds the leaderboard expects for an entry at this tier.
+        train_unit: what ``train_steps`` counts (one of :data:`TRAIN_UNITS`; env steps by default).
     """
 
     episodes: int = 1
@@ -92,6 +149,16 @@ class Tier:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     train_steps: int = 0
     seeds: int = 3
+    train_unit: str = "env_steps"
+
+    def __post_init__(self) -> None:
+        if self.train_unit not in TRAIN_UNITS:
+            raise ValueError(f"unknown training budget unit {self.train_unit!r}; units: {TRAIN_UNITS}")
+
+    @property
+    def train_budget(self) -> TrainBudget:
+        """The training budget with its unit."""
+        return TrainBudget(self.train_steps, self.train_unit)
 
 
 @dataclass(frozen=True)
@@ -117,6 +184,7 @@ class TaskCard:
     default_kwargs: dict[str, Any] = field(default_factory=dict)
     # optional "module:Class" of a gymnasium.vector.VectorEnv for gym.make_vec(..., vectorization_mode="vector_entry_point")
     vector_entry_point: str | None = None
+    resources: Resources = field(default_factory=Resources)
 
     @property
     def installed(self) -> bool:

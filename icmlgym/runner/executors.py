@@ -16,6 +16,7 @@ from collections import deque
 from multiprocessing.connection import wait
 from typing import Iterable, Iterator
 
+from icmlgym.runner.limits import TreeMemoryLimit, kill_tree
 from icmlgym.runner.loop import RunTask, execute, failed_record
 from icmlgym.runner.record import RunRecord
 
@@ -35,12 +36,10 @@ class InProcessExecutor:
             yield execute(task)
 
 
-def _child(conn, task: RunTask, memory_limit_mb: int | None) -> None:
-    if memory_limit_mb:
-        import resource
-
-        limit = int(memory_limit_mb) * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def _child(conn, task: RunTask, memory_limit_mb: int | None, gpu: str | None = None) -> None:
+    # the memory limit is enforced from the parent (icmlgym.runner.limits), on resident memory
+    if gpu is not None:  # pin this worker to one GPU before anything initialises CUDA
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     try:
         record = execute(task, on_loaded=lambda meta: conn.send({"__meta__": meta}))
         conn.send(record.to_dict())
@@ -53,6 +52,21 @@ def _child(conn, task: RunTask, memory_limit_mb: int | None) -> None:
             pass
     finally:
         conn.close()
+
+
+def _wants_gpu(device: str) -> bool:
+    device = (device or "cpu").lower()
+    return device.startswith("cuda") or device == "auto"
+
+
+def _gpu_ids() -> list[str]:
+    """GPUs visible to workers, without importing torch (CUDA_VISIBLE_DEVICES, else nvidia-smi)."""
+    from icmlgym.runner.provenance import _nvidia_gpus
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
+    return [str(i) for i in range(len(_nvidia_gpus()))]
 
 
 _CTX = None
@@ -78,7 +92,11 @@ class ProcessExecutor:
     Args:
         workers: concurrent worker processes (default: the number of cores).
         timeout: seconds a run may take before it is killed and recorded as ``timeout``.
-        memory_limit_mb: address-space limit of each worker (``failed`` with a MemoryError past it).
+        memory_limit_mb: resident-memory limit of each run's whole process tree, in MB
+            (see :mod:`icmlgym.runner.limits`); a run past it is killed and recorded as ``failed``.
+
+    With several GPUs visible and a task on ``cuda``/``auto``, each worker is pinned to
+    one GPU (``CUDA_VISIBLE_DEVICES``), round robin over the GPUs.
     """
 
     name = "process"
@@ -86,6 +104,8 @@ class ProcessExecutor:
     def __init__(self, workers: int | None = None, timeout: float | None = None, memory_limit_mb: int | None = None, **_: object) -> None:
         self.workers = max(1, int(workers or os.cpu_count() or 1))
         self.timeout = timeout
+        if memory_limit_mb is not None and memory_limit_mb <= 0:
+            raise ValueError(f"memory_limit_mb must be positive, got {memory_limit_mb}")
         self.memory_limit_mb = memory_limit_mb
 
     def imap(self, tasks: Iterable[RunTask]) -> Iterator[RunRecord]:
@@ -93,14 +113,21 @@ class ProcessExecutor:
         pending = deque(tasks)
         running: dict = {}  # sentinel -> (process, conn, task, start)
         metas: dict = {}  # sentinel -> agent metadata the worker reported
+        watches: dict = {}  # sentinel -> TreeMemoryLimit of the worker's process tree
+        gpus = _gpu_ids()
+        started = 0
         try:
             while pending or running:
                 while pending and len(running) < self.workers:
                     task = pending.popleft()
                     recv, send = ctx.Pipe(duplex=False)
-                    proc = ctx.Process(target=_child, args=(send, task, self.memory_limit_mb), daemon=True)
+                    gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(task.device) else None
+                    started += 1
+                    proc = ctx.Process(target=_child, args=(send, task, self.memory_limit_mb, gpu), daemon=True)
                     proc.start()
                     send.close()
+                    if self.memory_limit_mb:
+                        watches[proc.sentinel] = TreeMemoryLimit(proc.pid, self.memory_limit_mb).start()
                     running[proc.sentinel] = (proc, recv, task, time.monotonic())
                 wait_for = None
                 if self.timeout is not None:
@@ -126,7 +153,12 @@ class ProcessExecutor:
                         proc.join(timeout=5)
                         del running[key]
                         recv.close()
-                        if message is None:
+                        watch = watches.pop(key, None)
+                        if watch is not None:
+                            watch.stop()
+                        if message is None and watch is not None and watch.exceeded:
+                            yield failed_record(task, "failed", watch.message(), elapsed, metas.pop(key, None))
+                        elif message is None:
                             code = proc.exitcode
                             why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
                             meta = metas.pop(key, None)
@@ -141,13 +173,19 @@ class ProcessExecutor:
                             metas.pop(key, None)
                             yield RunRecord.from_dict(message)
                     elif self.timeout is not None and elapsed >= self.timeout:
+                        if key in watches:
+                            watches.pop(key).stop()
+                        kill_tree(proc.pid)
                         proc.kill()
                         proc.join(timeout=5)
                         del running[key]
                         recv.close()
                         yield failed_record(task, "timeout", f"run exceeded its timeout of {self.timeout:g} s and was killed", elapsed, metas.pop(key, None))
         finally:
+            for watch in watches.values():
+                watch.stop()
             for proc, recv, _, _ in running.values():
+                kill_tree(proc.pid)
                 proc.kill()
                 proc.join(timeout=5)
                 recv.close()

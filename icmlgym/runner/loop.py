@@ -20,6 +20,7 @@ from icmlgym.agents.protocol import AgentSpec
 from icmlgym.catalog import TaskCard, card, short_hash
 from icmlgym.codehash import code_hash, env_source_hash
 from icmlgym.envs import make, register_all
+from icmlgym.nn.runtime import RunContext, determinism, run_context
 from icmlgym.runner import provenance
 from icmlgym.runner.lean_env import runner_env
 from icmlgym.runner.record import RunRecord
@@ -47,7 +48,10 @@ class RunTask:
 
 
 def _env_kwargs(c: TaskCard, task: RunTask) -> dict[str, Any]:
-    return {**c.tier(task.tier).env_kwargs, **task.env_kwargs}
+    kwargs = {**c.tier(task.tier).env_kwargs, **task.env_kwargs}
+    if c.resources.device:  # an env that computes with torch gets the run's device (unless the user set one)
+        kwargs.setdefault("device", task.device)
+    return kwargs
 
 
 def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -131,8 +135,19 @@ def _task_meta(task: RunTask) -> dict[str, str]:
 def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = None) -> RunRecord:
     """Run one task and return its record. Never raises for the agent's or env's errors:
     they become a record with ``status="failed"`` and the traceback as ``error``.
-    ``on_loaded`` is told the agent's name, entry point and source hash once it is loaded."""
+    ``on_loaded`` is told the agent's name, entry point and source hash once it is loaded.
+
+    The run executes inside :func:`icmlgym.nn.runtime.run_context` (its device, and torch
+    threads = the card's ``resources.num_cpus``); the record's ``device["determinism"]``
+    says which determinism mode applied, and counters that training added to the
+    context's meter (gradient steps, examples, FLOPs) join the record's cost."""
     register_all()
+    threads = max(1, int((task.card.resources.num_cpus if task.card is not None else 1) or 1))
+    with run_context(task.device, threads) as ctx:
+        return _execute(task, on_loaded, ctx)
+
+
+def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, ctx: RunContext) -> RunRecord:
     t_start = time.perf_counter()
     loaded: LoadedAgent | None = None
     record: RunRecord | None = None
@@ -170,7 +185,7 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
                 if c.kind == "single":
                     train_env.reset(seed=episode_seed(task.seed, -1, "train"))
                     train_env.action_space.seed(episode_seed(task.seed, -1, "train"))
-                agent.train(train_env, tier.train_steps)
+                agent.train(train_env, tier.train_budget)
             finally:
                 train_env.close()
             record.train_wall_time = time.perf_counter() - t0
@@ -182,11 +197,15 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
             else:
                 spec.episode = ep
                 record.episodes.append(rollout(env, agent, task.seed, spec, episode=ep, max_steps=tier.max_steps))
-        record.device = provenance.device_info(task.device)
-        if record.device.get("type") == "cuda":
+        record.device = {**provenance.device_info(task.device), "determinism": determinism()}
+        on_gpu = record.device.get("type") == "cuda"
+        if on_gpu:
             _add_gpu_seconds(record)
         for e in record.episodes:
             _add_cost(record.cost, e.cost)
+        # training counters of the run (agent.train and other metered work); on a GPU the
+        # run's wall time is already its gpu_seconds
+        _add_cost(record.cost, {k: v for k, v in ctx.meter.as_dict().items() if not (on_gpu and k == "gpu_seconds")})
         # a GPU the agent used shows up in the hardware too (torch may be imported only by now)
         record.hardware = {**record.hardware, "gpu": provenance.gpu_name()}
     except BaseException as err:  # noqa: BLE001 - every failure becomes a record

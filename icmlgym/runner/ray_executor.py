@@ -6,9 +6,10 @@ run never stops the others.
 
 - **Resources.** Each run asks Ray for ``num_cpus`` (the executor's ``num_cpus``,
   else the agent class's ``num_cpus`` attribute, else the card's
-  ``resources["num_cpus"]`` when a card has one, else 1) and for one GPU when the
-  task's device starts with ``cuda`` (or is ``auto`` and the cluster has GPUs, or
-  the agent class sets ``num_gpus``). A run that needs a GPU on a cluster without
+  ``resources.num_cpus``), for GPUs when the task's device starts with ``cuda``
+  (or is ``auto`` and the cluster has GPUs; the card's ``resources.num_gpus`` when
+  it asks for more than one) or when the agent class or the card sets ``num_gpus``,
+  and for the card's ``resources.memory_mb`` (or the memory limit) as Ray's ``memory``. A run that needs a GPU on a cluster without
   one, or more CPUs or memory than the whole cluster has, is recorded as ``failed`` at
   once instead of waiting forever.
 - **Worker death.** A Ray worker (or node) that dies mid-run is retried up to
@@ -19,9 +20,9 @@ run never stops the others.
   The clock starts when the run is handed to Ray; the executor hands out only as
   many runs as the cluster has room for, so that is when the run starts.
 - **Memory limit.** With ``memory_limit_mb`` each run reserves that much of Ray's
-  ``memory`` resource and executes in a child process of its Ray worker with that
-  address-space limit (a limit on the pooled worker itself would break Ray's own
-  threads), so a run past it is recorded as ``failed`` with a MemoryError.
+  ``memory`` resource and executes in a child process of its Ray worker whose
+  process tree's resident memory the worker watches (:mod:`icmlgym.runner.limits`),
+  so a run past it is killed and recorded as ``failed`` with a MemoryError.
 - **Local instance.** Without ``address`` or ``$RAY_ADDRESS`` a private Ray instance
   starts on loopback with ``workers`` CPUs (default: all cores) and no dashboard, and
   :meth:`RayExecutor.close` shuts it down. With ``address`` (``"auto"``,
@@ -91,20 +92,24 @@ def task_resources(
     """
     cls = _agent_class(task) if agent_cls is _UNSET else agent_cls
     try:
-        card_needs = dict(getattr(task.card or card(task.env_id), "resources", None) or {})
+        needs = (task.card or card(task.env_id)).resources
     except Exception:
-        card_needs = {}
+        needs = None
     cpus = num_cpus
     if cpus is None:
         cpus = getattr(cls, "num_cpus", None) if cls is not None else None
     if cpus is None:
-        cpus = card_needs.get("num_cpus", 1)
-    gpus = 1.0 if _wants_gpu(task.device, cluster_gpus) else float(getattr(cls, "num_gpus", 0) or card_needs.get("num_gpus", 0) or 0)
+        cpus = needs.num_cpus if needs is not None else 1
+    card_gpus = needs.num_gpus if needs is not None else 0
+    gpus = 1.0 if _wants_gpu(task.device, cluster_gpus) else float(getattr(cls, "num_gpus", 0) or card_gpus or 0)
+    if _wants_gpu(task.device, cluster_gpus) and card_gpus > 1:
+        gpus = float(card_gpus)
     if float(cpus) < 0 or gpus < 0:
         raise ValueError(f"resource requests must be >= 0, got num_cpus={cpus}, num_gpus={gpus} for {task.env_id} / {task.agent}")
     out = {"num_cpus": float(cpus), "num_gpus": gpus}
-    if memory_limit_mb:
-        out["memory"] = float(int(memory_limit_mb) * 1024 * 1024)
+    memory_mb = memory_limit_mb or (needs.memory_mb if needs is not None else None)
+    if memory_mb:
+        out["memory"] = float(int(memory_mb) * 1024 * 1024)
     return out
 
 
@@ -131,6 +136,9 @@ def _run_with_memory_limit(task: RunTask, memory_limit_mb: int) -> dict[str, Any
     t0 = time.monotonic()
     proc.start()
     send.close()
+    from icmlgym.runner.limits import TreeMemoryLimit
+
+    watch = TreeMemoryLimit(proc.pid, memory_limit_mb).start()
     message, meta = None, None
     try:
         while True:  # the child first reports the agent's metadata, then the record
@@ -141,7 +149,10 @@ def _run_with_memory_limit(task: RunTask, memory_limit_mb: int) -> dict[str, Any
     except (EOFError, OSError):
         pass
     proc.join(timeout=10)
+    watch.stop()
     recv.close()
+    if message is None and watch.exceeded:
+        return failed_record(task, "failed", watch.message(), time.monotonic() - t0, meta).to_dict()
     if message is None:
         code = proc.exitcode
         why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
@@ -187,7 +198,7 @@ class RayExecutor:
             None uses ``$RAY_ADDRESS`` when set, else starts a private local instance.
         max_retries: how many times a run whose worker or node died is retried before it is
             recorded as ``failed``.
-        memory_limit_mb: per-run memory limit (reserved in Ray and enforced as an address-space limit).
+        memory_limit_mb: per-run memory limit (reserved in Ray and enforced on the resident memory of the run's process tree).
         num_cpus: CPUs per run, overriding the agent's and the card's needs.
         runtime_env: a Ray runtime environment for the runs (e.g. ``{"pip": [...]}`` on a cluster).
 

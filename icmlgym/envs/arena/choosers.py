@@ -18,8 +18,9 @@ Shipped choosers:
 - :class:`HTTPChooser`: an OpenAI-compatible vision chat endpoint
   (``POST {endpoint}/chat/completions``, images as ``data:image/png;base64`` parts),
   configured from ``ICMLGYM_ARENA_ENDPOINT``, ``ICMLGYM_ARENA_API_KEY`` and
-  ``ICMLGYM_ARENA_MODEL``; retries on 5xx / 429 / connection errors, a timeout
-  per request, a query cache on disk.
+  ``ICMLGYM_ARENA_MODEL``; requests go through the shared client
+  (:mod:`icmlgym.zoo.http`: retries on 5xx / 429 / connection errors, a timeout
+  per request, a query cache in the shared cache's ``arena`` namespace).
 - :class:`ReplayChooser`: answers from a recorded query log (JSONL).
 - :class:`LocalModelChooser`: the slot for a local vision model implementing
   :class:`LocalVisionModel` (one score per image).
@@ -28,23 +29,21 @@ Shipped choosers:
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import os
 import re
-import socket
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from icmlgym.cache import Cache
 from icmlgym.envs.arena.features import FEATURES, extract_features, reference_stats
 from icmlgym.envs.arena.images import image_id
+from icmlgym.zoo.http import HTTPClient, HTTPClientError, MalformedResponseError, chat_url, message_text
 
 # weights of the default synthetic chooser over z-scored FEATURES (distinct magnitudes so that a
 # recovered ranking is meaningful): it likes bright, vivid, clean, centred, large product shots
@@ -386,8 +385,8 @@ class HTTPChooser(Chooser):
         timeout: seconds per HTTP request.
         max_retries: extra attempts after a 5xx, 429, timeout or connection error.
         backoff: seconds before the first retry, doubled each time.
-        cache_dir: query cache folder (default ``$ICMLGYM_ARENA_CACHE`` or
-            ``~/.cache/icmlgym/arena``); ``None`` or ``""`` disables the cache.
+        cache_dir: query cache folder (default ``$ICMLGYM_ARENA_CACHE``, else the shared
+            cache's ``arena`` namespace); ``None`` or ``""`` disables the cache.
             Only valid answers are cached.
         temperature, max_tokens: sampling settings sent to the endpoint. With ``temperature > 0``
             the n-th repetition of the same query has its own cache entry, so repeated queries
@@ -417,27 +416,25 @@ class HTTPChooser(Chooser):
         endpoint = endpoint or os.environ.get("ICMLGYM_ARENA_ENDPOINT", "")
         if not endpoint:
             raise ValueError("HTTPChooser needs an endpoint: pass endpoint= or set ICMLGYM_ARENA_ENDPOINT")
-        if not endpoint.startswith(("http://", "https://")):
-            raise ValueError(f"endpoint must be an http(s) URL, got {endpoint!r}")
-        endpoint = endpoint.rstrip("/")
-        self.url = endpoint if endpoint.endswith("/chat/completions") else endpoint + "/chat/completions"
-        self.api_key = api_key if api_key is not None else os.environ.get("ICMLGYM_ARENA_API_KEY") or None
+        self.url = chat_url(endpoint)
+        api_key = api_key if api_key is not None else os.environ.get("ICMLGYM_ARENA_API_KEY") or None
         self.model = model or os.environ.get("ICMLGYM_ARENA_MODEL", "")
         if not self.model:
             raise ValueError("HTTPChooser needs a model name: pass model= or set ICMLGYM_ARENA_MODEL")
-        if timeout <= 0 or max_retries < 0 or backoff < 0:
-            raise ValueError(f"need timeout > 0, max_retries >= 0, backoff >= 0; got {timeout}, {max_retries}, {backoff}")
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.backoff = float(backoff)
         if cache_dir is HTTPChooser._UNSET:
-            cache_dir = os.environ.get("ICMLGYM_ARENA_CACHE") or Path.home() / ".cache" / "icmlgym" / "arena"
-        self.cache_dir = Path(cache_dir) if cache_dir else None
+            cache_dir = os.environ.get("ICMLGYM_ARENA_CACHE") or Cache("arena").dir
+        self.client = HTTPClient(self.url, api_key, timeout, max_retries, backoff, Path(cache_dir) if cache_dir else None)
+        self.api_key = self.client.api_key
+        self.timeout, self.max_retries, self.backoff = self.client.timeout, self.client.max_retries, self.client.backoff
+        self.cache_dir = self.client.cache_dir
         self.temperature = float(temperature)
         self.max_tokens = int(max_tokens)
         self.system_prompt = system_prompt
-        self.requests_sent = 0  # HTTP requests actually made (retries included)
-        self._repeats: dict[str, int] = {}
+
+    @property
+    def requests_sent(self) -> int:
+        """HTTP requests actually made (retries included)."""
+        return self.client.requests_sent
 
     def request_body(self, images: Sequence[np.ndarray], prompt: str, layout: Layout) -> dict[str, Any]:
         """The JSON body of the chat completions request for one query."""
@@ -462,84 +459,24 @@ class HTTPChooser(Chooser):
             "max_tokens": self.max_tokens,
         }
 
-    def _cache_path(self, key: str) -> Path | None:
-        return None if self.cache_dir is None else self.cache_dir / key[:2] / f"{key}.json"
-
-    def _post(self, body: bytes) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            self.requests_sent += 1
-            try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    payload = resp.read()
-            except urllib.error.HTTPError as err:
-                detail = err.read()[:300].decode("utf-8", "replace")
-                if err.code >= 500 or err.code == 429:
-                    last = f"HTTP {err.code} from {self.url}: {detail}"
-                    continue
-                raise ChooserError(f"HTTP {err.code} from {self.url}: {detail}") from err
-            except (TimeoutError, socket.timeout) as err:
-                last = f"request to {self.url} timed out after {self.timeout} s ({err})"
-                continue
-            except urllib.error.URLError as err:
-                if isinstance(err.reason, (TimeoutError, socket.timeout)):
-                    last = f"request to {self.url} timed out after {self.timeout} s"
-                else:
-                    last = f"cannot reach {self.url}: {err.reason}"
-                continue
-            except (ConnectionError, OSError) as err:
-                last = f"connection to {self.url} failed: {err}"
-                continue
-            try:
-                return json.loads(payload)
-            except json.JSONDecodeError as err:
-                raise MalformedAnswerError(f"response is not JSON: {payload[:200]!r}") from err
-        raise ChooserError(f"gave up after {self.max_retries + 1} attempts: {last}")
-
-    @staticmethod
-    def _answer_text(data: dict[str, Any]) -> str:
-        try:
-            content = data["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError) as err:
-            raise MalformedAnswerError(f"response has no choices[0].message.content: {str(data)[:200]}") from err
-        if isinstance(content, list):  # some servers return content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        if not isinstance(content, str):
-            raise MalformedAnswerError(f"message content is not text: {content!r}")
-        return content
-
     def _decide(self, images, ids, prompt, layout):
         body = self.request_body(images, prompt, layout)
-        raw_body = json.dumps(body, sort_keys=True).encode()
-        key = hashlib.sha256(self.url.encode() + b"\0" + raw_body).hexdigest()
-        if self.temperature > 0:
-            rep = self._repeats.get(key, 0)
-            self._repeats[key] = rep + 1
-            key = hashlib.sha256(f"{key}:{rep}".encode()).hexdigest()
-        path = self._cache_path(key)
-        if path is not None and path.is_file():
+        key = self.client.key(body, repeat=self.temperature > 0)
+        hit = self.client.cached(key)
+        if hit is not None:
             try:
-                hit = json.loads(path.read_text())
                 k = parse_choice(hit["answer"], len(images))
                 return _one_hot(len(images), k), k, True, hit["answer"]
-            except (json.JSONDecodeError, KeyError, MalformedAnswerError):
-                path.unlink(missing_ok=True)  # a corrupt entry is dropped and re-queried
-        text = self._answer_text(self._post(raw_body))
+            except (KeyError, TypeError, MalformedAnswerError):
+                self.client.drop(key)  # a corrupt entry is dropped and re-queried
         try:
-            k = parse_choice(text, len(images))
-        except MalformedAnswerError as err:
+            text = message_text(self.client.post_json(body))
+        except MalformedResponseError as err:
             raise MalformedAnswerError(str(err)) from None
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"answer": text, "model": self.model}))
-            tmp.replace(path)
+        except HTTPClientError as err:
+            raise ChooserError(str(err)) from None
+        k = parse_choice(text, len(images))
+        self.client.store(key, {"answer": text, "model": self.model})
         return _one_hot(len(images), k), k, False, text
 
 
