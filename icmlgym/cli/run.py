@@ -12,21 +12,47 @@ from rich.table import Table
 from icmlgym.cli.common import app, console, fail, open_board, parse_kv
 
 
-def execute(tasks, executor, workers, timeout, address, max_retries, board, resume: bool):
-    """Run tasks, streaming each record to the store; with ``resume``, skip runs stored as ok."""
+RERUN_HELP = "Run seeds the store already holds as ok again, replacing their stored runs (default: skip them)."
+
+
+def execute(tasks, executor, workers, timeout, address, max_retries, board, rerun: bool = False):
+    """Run tasks, streaming each record to the store (one current run per run key).
+
+    Unless ``rerun``, tasks whose run key the store holds as ok are skipped and counted; failed
+    and timed-out ones run again and replace theirs. Progress goes to stderr (a live bar in a
+    terminal, a line per finished run elsewhere). Ctrl-C stops the sweep: the runs that finished
+    are stored, and the same command continues where it stopped. Returns the records."""
+    from icmlgym.leaderboard.store import PutResult
     from icmlgym.runner.api import run_tasks, split_done
 
     if executor not in ("inprocess", "process", "ray"):
         fail(f"--executor must be inprocess, process or ray, got {executor!r}")
-    if resume:
-        if board is None:
-            fail("--resume needs a store (drop --no-store)")
+    total = len(tasks)
+    if board is not None and not rerun:
         tasks, done = split_done(tasks, board.run_keys("ok"))
         if done:
-            console.print(f"resuming: {len(done)} run(s) already stored as ok, {len(tasks)} to go")
+            typer.echo(
+                f"skipping {len(done)} of {total} run(s) already stored as ok (same entry, env, kwargs, tier, seed and code); "
+                "--rerun runs them again", err=True,
+            )
+    stored = PutResult()
+
+    def store(rec) -> None:
+        nonlocal stored
+        stored += board.put(rec, on_conflict="replace")
+
     options = {"address": address, "max_retries": max_retries} if executor == "ray" else None
-    return run_tasks(tasks, executor, workers, timeout, on_record=board.add if board is not None else None,
-                     progress=True, executor_options=options)
+    try:
+        records = run_tasks(tasks, executor, workers, timeout, on_record=store if board is not None else None,
+                            progress=bool(tasks), executor_options=options)
+    except KeyboardInterrupt:
+        where = f" in {board.url}" if board is not None else ""
+        typer.echo(f"\ninterrupted: {stored.added + stored.replaced} finished run(s) stored{where}; "
+                   "run the same command again to continue (stored seeds are skipped)", err=True)
+        raise typer.Exit(130) from None
+    if board is not None and records:
+        typer.echo(f"stored {len(records)} run(s) in {board.url}: {stored.describe()}", err=True)
+    return records
 
 
 def summary_table(records, title: str) -> Table:
@@ -76,40 +102,59 @@ def run(
     timeout: Optional[float] = typer.Option(600.0, help="Seconds per run before it is killed and recorded as timeout."),
     address: Optional[str] = typer.Option(None, help="Ray cluster address for --executor ray (auto, host:port); default: a private local instance."),
     max_retries: int = typer.Option(2, help="Ray: times a run whose worker died is retried before it is recorded as failed."),
-    resume: bool = typer.Option(False, help="Skip runs the store already holds as ok (same env, kwargs, tier, agent source and seed)."),
+    rerun: bool = typer.Option(False, "--rerun", help=RERUN_HELP),
+    resume: bool = typer.Option(False, "--resume", hidden=True, help="Skip stored seeds (the default; kept for old scripts)."),
     device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
     store: Optional[str] = typer.Option(None, help="Leaderboard store: SQLAlchemy URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
     no_store: bool = typer.Option(False, "--no-store", help="Do not write the records to a store."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the run records to this JSON file."),
 ) -> None:
-    """Run an agent on an env over seeds; store the run records and print a summary."""
+    """Run an agent on an env over seeds; store the run records and print a summary.
+
+    Seeds the store already holds as ok for this entry, env, kwargs, tier and code are skipped
+    (each seed is one sample); --rerun runs them again and replaces them."""
     import icmlgym
     from icmlgym.agents import AgentLoadError, load_agent
     from icmlgym.catalog import MissingExtraError, UnknownEnvError
+    from icmlgym.cli import validate
     from icmlgym.runner import make_tasks
 
+    if resume and rerun:
+        fail("give --rerun or --resume, not both (skipping stored seeds is the default)")
+    if no_store and resume:
+        fail("--resume needs a store (drop --no-store)")
+    seed_values = validate.seeds(seeds, seed_list)
+    validate.positive(episodes, "--episodes")
+    validate.positive(timeout, "--timeout")
+    validate.positive(workers, "--workers")
+    env_kw = parse_kv(env_kwarg, "--env-kwarg")
+    agent_kw = parse_kv(agent_kwarg, "--agent-kwarg")
     try:
         c = icmlgym.card(env_id)
         c.tier(tier)
-        load_agent(agent, **parse_kv(agent_kwarg, "--agent-kwarg"))
+        validate.env_kwargs(c, env_kw)
+        loaded = load_agent(agent, **agent_kw)
+        validate.agent_kwargs(loaded, agent_kw)
     except (UnknownEnvError, AgentLoadError, MissingExtraError, ValueError) as err:
-        fail(str(err))
-    seeds_arg: Any = [int(s) for s in seed_list.split(",")] if seed_list else seeds
-    tasks = make_tasks(c.id, agent, seeds_arg, tier, parse_kv(env_kwarg, "--env-kwarg"), parse_kv(agent_kwarg, "--agent-kwarg"), episodes, device)
+        fail(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
+    tasks = make_tasks(c.id, agent, seed_values, tier, env_kw, agent_kw, episodes, device)
     board = None if no_store else open_board(store)
-    records = execute(tasks, executor, workers, timeout, address, max_retries, board, resume)
-    console.print(summary_table(records, f"{c.id} · {tier}"))
+    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun)
+    if board is not None:
+        from icmlgym.leaderboard.family import print_family_tables
+
+        print_family_tables(board, tasks=[(c.id, env_kw)], tier=tier)  # every entry's seeds of this task
+    elif records:
+        console.print(summary_table(records, f"{c.id} · {tier}"))
     for r in records:
         if r.status != "ok":
-            console.print(f"[red]{r.status}[/] seed {r.seed}: {r.error.strip().splitlines()[0] if r.error else ''}")
+            console.print(f"[red]{r.status}[/] seed {r.seed}: {r.error.strip().splitlines()[0] if r.error else ''}", highlight=False)
     if json_out:
         json_out.write_text(json.dumps([r.to_dict() for r in records], indent=1))
     if board is not None:
-        console.print(f"stored {len(records)} run(s) in {board.url}")
         board.close()
     if any(r.status != "ok" for r in records):
         raise typer.Exit(1)
-
 
 
 @app.command()
@@ -123,39 +168,65 @@ def benchmark(
     timeout: Optional[float] = typer.Option(300.0, help="Seconds per run before it is recorded as timeout."),
     address: Optional[str] = typer.Option(None, help="Ray cluster address for --executor ray (auto, host:port); default: a private local instance."),
     max_retries: int = typer.Option(2, help="Ray: times a run whose worker died is retried before it is recorded as failed."),
-    resume: bool = typer.Option(False, help="Skip runs the store already holds as ok (resume an interrupted sweep)."),
+    rerun: bool = typer.Option(False, "--rerun", help=RERUN_HELP),
+    resume: bool = typer.Option(False, "--resume", hidden=True, help="Skip stored seeds (the default; kept for old scripts)."),
     device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
     store: Optional[str] = typer.Option(None, help="Leaderboard store URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
 ) -> None:
     """The main job: every installed env with its reference agent and baselines over 3 seeds at the
-    smoke tier; results go to the leaderboard store and a table is printed at the end."""
+    smoke tier; results go to the leaderboard store, and it ends with one compact table per family
+    (mean, 95% interval, rank interval, normalised score; the paper's method marked). Seeds the
+    store already holds as ok are skipped (--rerun runs them again)."""
     import time
 
     import icmlgym
+    from icmlgym.agents import AgentLoadError, load_agent
+    from icmlgym.catalog import MissingExtraError
+    from icmlgym.cli import validate
+    from icmlgym.leaderboard.family import print_family_tables
     from icmlgym.runner import make_tasks
 
+    if resume and rerun:
+        fail("give --rerun or --resume, not both (skipping stored seeds is the default)")
+    seed_values = validate.seeds(seeds, None)
+    validate.positive(timeout, "--timeout")
+    validate.positive(workers, "--workers")
     try:
         members = icmlgym.suite(suite)
     except KeyError as err:
         fail(str(err.args[0]))
+    for name in agent or []:
+        try:
+            load_agent(name)
+        except (AgentLoadError, MissingExtraError) as err:
+            fail(f"--agent: {err}")
     tasks = []
     skipped = []
     for env_id, kwargs in members:
         c = icmlgym.card(env_id)
+        try:
+            c.tier(tier)
+        except ValueError as err:
+            fail(f"--tier: {err}")
         if not c.installed:
             skipped.append(f"{c.id} (extra [{c.extra}] not installed)")
             continue
         for name in agent or c.agents:
-            tasks += make_tasks(c.id, name, seeds, tier, kwargs, None, None, device, suite=suite)
+            tasks += make_tasks(c.id, name, seed_values, tier, kwargs, None, None, device, suite=suite)
     for s in skipped:
-        console.print(f"[yellow]skipped[/] {s}")
+        typer.echo(f"skipped {s}", err=True)
+    if not tasks:
+        fail(f"nothing to run: no installed env in suite {suite!r} has the agents asked for")
     board = open_board(store)
     t0 = time.perf_counter()
-    records = execute(tasks, executor, workers, timeout, address, max_retries, board, resume)
-    console.print(summary_table(records, f"icmlgym benchmark · suite {suite} · {tier} · {seeds} seeds"))
+    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun)
     n_bad = sum(r.status != "ok" for r in records)
-    console.print(f"{len(records)} runs ({n_bad} not ok) in {time.perf_counter() - t0:.1f} s; stored in {board.url}")
+    typer.echo(f"{len(records)} run(s) ({n_bad} not ok) in {time.perf_counter() - t0:.1f} s", err=True)
     for r in records:
         if r.status != "ok":
-            console.print(f"[red]{r.status}[/] {r.env_id} {r.agent_name} seed {r.seed}: {r.error.strip().splitlines()[0] if r.error else ''}")
-    board.close()
+            first = r.error.strip().splitlines()[0] if r.error else ""
+            typer.echo(f"{r.status}: {r.env_id} {r.agent_name} seed {r.seed}: {first}", err=True)
+    try:
+        print_family_tables(board, tasks=[(t.env_id, t.env_kwargs) for t in tasks], tier=tier)
+    finally:
+        board.close()

@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from icmlgym.catalog import card
 from icmlgym.runner.executors import get_executor
+from icmlgym.runner.progress import RunProgress
 from icmlgym.runner.loop import RunTask, task_key
 from icmlgym.runner.record import RunRecord
 
@@ -50,7 +51,7 @@ def run_tasks(
     timeout: float | None = None,
     memory_limit_mb: int | None = None,
     on_record: Callable[[RunRecord], None] | None = None,
-    progress: bool = False,
+    progress: Any = False,
     executor_options: dict[str, Any] | None = None,
     skip_keys: Iterable[str] | None = None,
 ) -> list[RunRecord]:
@@ -65,23 +66,21 @@ def run_tasks(
             return []
     ex = get_executor(executor, workers=workers, timeout=timeout, memory_limit_mb=memory_limit_mb, **(executor_options or {}))
     records: list[RunRecord] = []
-    bar = None
-    if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), transient=False)
-        bar.start()
-        tid = bar.add_task("", total=len(tasks))
+    # progress: False (silent), True (a bar in a terminal, a line per run elsewhere), or a RunProgress
+    reporter = progress if isinstance(progress, RunProgress) else RunProgress(len(tasks)) if progress else None
     try:
+        if reporter is not None:
+            reporter.__enter__()
         for rec in ex.imap(tasks):
             records.append(rec)
             if on_record is not None:
                 on_record(rec)
-            if bar is not None:
-                bar.update(tid, advance=1, description=f"{rec.env_id} {rec.agent_name} seed {rec.seed}: {rec.status}")
+            if reporter is not None:
+                reporter.update(rec)
     finally:
-        if bar is not None:
-            bar.stop()
+        if reporter is not None:
+            reporter.__exit__(None, None, None)
         close = getattr(ex, "close", None)
         if callable(close):
             close()

@@ -51,19 +51,26 @@ def test_run_command_errors_clearly():
     assert r.exit_code != 0
 
 
-def test_run_stores_records_and_resume_skips_finished_runs(tmp_path):
+def test_run_skips_stored_seeds_and_rerun_replaces_them(tmp_path):
     from icmlgym.leaderboard import Leaderboard
 
     store = str(tmp_path / "lb.db")
     args = ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--seeds", "2", "--executor", "inprocess", "--store", store]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, args + ["--seed-list", "0,1,2", "--resume"])
+    r = runner.invoke(app, args + ["--seed-list", "0,1,2"])
     assert r.exit_code == 0, r.output
-    assert "resuming: 2 run(s) already stored as ok, 1 to go" in r.output
-    board = Leaderboard(store)
-    assert sorted(board.runs()["seed"]) == [0, 1, 2]
-    board.close()
+    assert "skipping 2 of 3 run(s) already stored as ok" in r.output and "1 new" in r.output
+    r = runner.invoke(app, args + ["--seed-list", "0,1,2", "--resume"])  # the old flag: the default
+    assert r.exit_code == 0 and "skipping 3 of 3" in r.output
+    with Leaderboard(store) as board:
+        before = board.runs()
+        assert sorted(before["seed"]) == [0, 1, 2]
+    r = runner.invoke(app, args + ["--rerun"])
+    assert r.exit_code == 0 and "2 replacing the stored run of their key" in r.output
+    with Leaderboard(store) as board:
+        after = board.runs()
+        assert sorted(after["seed"]) == [0, 1, 2] and len(set(after["run_id"]) - set(before["run_id"])) == 2
     r = runner.invoke(app, ["run", "icmlgym/Bandit-v0", "--agent", "ucb1", "--no-store", "--resume"])
     assert r.exit_code == 2 and "--resume needs a store" in r.output
 
