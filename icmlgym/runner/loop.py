@@ -21,6 +21,7 @@ from icmlgym.catalog import TaskCard, card, short_hash
 from icmlgym.codehash import code_hash, env_source_hash
 from icmlgym.envs import make, register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
+from icmlgym.redaction import redact
 from icmlgym.runner import provenance
 from icmlgym.runner.lean_env import runner_env
 from icmlgym.runner.record import RunRecord
@@ -41,6 +42,7 @@ class RunTask:
     device: str = "cpu"
     suite: str = ""
     card: TaskCard | None = None  # carried so workers know envs registered at run time
+    isolation: Any = None  # an icmlgym.runner.evaluator.Isolation: run the agent sandboxed (see evaluate)
 
     def __post_init__(self) -> None:
         if self.card is None:
@@ -56,7 +58,7 @@ def _env_kwargs(c: TaskCard, task: RunTask) -> dict[str, Any]:
 
 def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
     spec = getattr(env, "spec", None)
-    out: dict[str, Any] = {"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point}
+    out: dict[str, Any] = {"id": c.id, "kwargs": redact(kwargs), "entry_point": c.entry_point}
     if spec is not None and hasattr(spec, "max_episode_steps"):
         out["max_episode_steps"] = spec.max_episode_steps
     return out
@@ -65,22 +67,25 @@ def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
 def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None) -> RunRecord:
     c = task.card or card(task.env_id)
     kwargs = _env_kwargs(c, task)
-    meta = agent_meta(loaded, c) if loaded else (meta or {})
-    if not meta.get("code_hash"):
-        # the worker died or timed out before it reported: hash the code here, as task_key does
-        meta = {**_task_meta(task), **{k: v for k, v in meta.items() if v}}
+    if task.isolation is not None:  # a submission's identity comes from its bytes, never from loading it
+        meta = task.isolation.meta(c)
+    else:
+        meta = agent_meta(loaded, c) if loaded else (meta or {})
+        if not meta.get("code_hash"):
+            # the worker died or timed out before it reported: hash the code here, as task_key does
+            meta = {**_task_meta(task), **{k: v for k, v in meta.items() if v}}
     return RunRecord(
         env_id=c.id,
         agent_name=meta.get("name") or _agent_label(task),
         seed=int(task.seed),
         tier=task.tier,
-        env_kwargs=dict(task.env_kwargs),
-        env_spec={"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point},
+        env_kwargs=redact(dict(task.env_kwargs)),
+        env_spec={"id": c.id, "kwargs": redact(kwargs), "entry_point": c.entry_point},
         agent_entry_point=meta.get("entry_point") or _agent_label(task),
         agent_source_hash=meta.get("source_hash", ""),
         code_hash=meta.get("code_hash", ""),
         env_source_hash=env_source_hash(c.entry_point),
-        agent_kwargs=dict(task.agent_kwargs),
+        agent_kwargs=redact(dict(task.agent_kwargs)),
         hardware=provenance.hardware(),
         versions=provenance.versions(),
         git_commit=provenance.git_commit(),
@@ -140,7 +145,12 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
     The run executes inside :func:`icmlgym.nn.runtime.run_context` (its device, and torch
     threads = the card's ``resources.num_cpus``); the record's ``device["determinism"]``
     says which determinism mode applied, and counters that training added to the
-    context's meter (gradient steps, examples, FLOPs) join the record's cost."""
+    context's meter (gradient steps, examples, FLOPs) join the record's cost.
+    A task with ``isolation`` runs in :func:`icmlgym.runner.evaluator.evaluate` (agent sandboxed)."""
+    if task.isolation is not None:
+        from icmlgym.runner.evaluator import evaluate
+
+        return evaluate(task)
     register_all()
     threads = max(1, int((task.card.resources.num_cpus if task.card is not None else 1) or 1))
     with run_context(task.device, threads) as ctx:
@@ -226,6 +236,8 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
 
 
 def _agent_label(task: RunTask) -> str:
+    if task.isolation is not None:
+        return task.isolation.name
     a = task.agent
     if isinstance(a, str):
         return a  # a shipped name is its own label; a spec string is the best name we have
@@ -250,9 +262,11 @@ def task_key(task: RunTask) -> str:
     """The run key of a task without running it (for resuming sweeps)."""
     from icmlgym.runner.record import run_key
 
-    meta = _task_meta(task)
+    c = task.card or card(task.env_id)
+    # an isolated task is never imported here: its identity came from its bytes
+    meta = task.isolation.meta(c) if task.isolation is not None else _task_meta(task)
     name, code = meta.get("name") or _agent_label(task), meta.get("code_hash", "")
-    return run_key(card(task.env_id).id, task.env_kwargs, task.tier, name, code, task.seed, task.agent_kwargs, task.device)
+    return run_key(c.id, redact(task.env_kwargs), task.tier, name, code, task.seed, redact(task.agent_kwargs), task.device)
 
 
 __all__ = ["RunTask", "episode_seed", "execute", "failed_record", "task_key", "short_hash"]

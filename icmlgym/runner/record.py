@@ -58,6 +58,9 @@ class RunRecord:
     suite: str = ""
     attempts: int = 1
     record_version: int = RECORD_VERSION
+    # isolated runs: {"sandbox": "bwrap" | "none", "seeds": "hidden" | "public", ...}; {} for a local run
+    isolation: dict[str, Any] = field(default_factory=dict)
+    log: str = ""  # the agent's stdout/stderr of an isolated run, capped (see icmlgym.runner.sandbox)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

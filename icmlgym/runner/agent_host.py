@@ -1,0 +1,165 @@
+"""The agent's side of the channel: the program that runs inside the sandbox.
+
+``python -m icmlgym.runner.agent_host FD`` reads calls from the channel on file
+descriptor ``FD`` (see :mod:`icmlgym.runner.channel`), loads the submitted agent
+*here* (so its import-time code runs under the sandbox's limits, never in the
+submitting or evaluating process), and answers. It sees only what the calls
+carry: the public part of the spec (spaces, card, env kwargs with credentials
+redacted, tier, device), observations, rewards and infos; for ``train`` it
+builds a training env of its own from the env id, the public kwargs and the
+training seed. Anything the agent raises is answered as ``["error", text]``.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+from icmlgym.runner.channel import Channel, ProtocolError, cap_text
+
+
+class AgentHost:
+    """Holds the loaded agent and answers the evaluator's calls."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.ch = channel
+        self.agent: Any = None
+        self.specs: Any = None
+        self.spec_info: dict[str, Any] = {}
+        self.obs: Any = None
+        self.info: Any = None
+        self.action: Any = None
+        self.steps = 0
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def hello(self, payload: dict[str, Any]) -> dict[str, Any]:
+        from icmlgym.agents.loading import load_agent
+        from icmlgym.agents.protocol import AgentSpec
+
+        spec = payload["spec"]
+        self.spec_info = spec
+        card = spec.get("card")
+        if card is not None:
+            self._ensure_registered(card)
+        agent_spec = payload["agent"]
+        loaded = load_agent(agent_spec["load"], **agent_spec.get("kwargs", {}))
+        multi_env = spec["kind"] == "multi"
+        if multi_env:
+            from icmlgym.agents.multi import DictAgent
+
+            agent = loaded()
+            if not getattr(agent, "multi_agent", False):
+                agent = DictAgent(lambda: loaded())
+            self.specs = {
+                a: AgentSpec(spec["env_id"], o, s, card, spec["env_kwargs"], spec["tier"], 0, a, spec["device"])
+                for a, (o, s) in spec["spaces"].items()
+            }
+        else:
+            agent = loaded()
+            o, s = spec["spaces"]
+            self.specs = AgentSpec(spec["env_id"], o, s, card, spec["env_kwargs"], spec["tier"], 0, None, spec["device"])
+        self.agent = agent
+        return {"class": f"{type(loaded.cls).__module__}:{getattr(loaded.cls, '__qualname__', '')}",
+                "trains": callable(getattr(agent, "train", None))}
+
+    @staticmethod
+    def _ensure_registered(card: Any) -> None:
+        from icmlgym.catalog import UnknownEnvError
+        from icmlgym.catalog import card as lookup
+        from icmlgym.envs import _register_card, register_all
+
+        register_all()
+        try:
+            lookup(card.id)
+        except UnknownEnvError:
+            _register_card(card)
+
+    def reset(self, seed: int, episode: int) -> None:
+        if isinstance(self.specs, dict):
+            for s in self.specs.values():
+                s.episode = episode
+        else:
+            self.specs.episode = episode
+        self.agent.reset(seed, self.specs)
+
+    def act(self, obs: Any, info: Any) -> Any:
+        self.obs, self.info = obs, info
+        self.action = self.agent.act(obs, info)
+        return self.action
+
+    def update(self, reward: Any, next_obs: Any, terminated: Any, truncated: Any, info: Any) -> None:
+        self.agent.update(self.obs, self.action, reward, next_obs, terminated, truncated, info)
+        self.obs, self.info = next_obs, info
+        self.steps += 1
+
+    def train(self, budget: int, train_seed: int) -> None:
+        from icmlgym.envs import make
+
+        info = self.spec_info
+        env = make(info["env_id"], **info["env_kwargs"])
+        try:
+            if info["kind"] == "single":
+                env.reset(seed=train_seed)
+                env.action_space.seed(train_seed)
+            self.agent.train(env, budget)
+        finally:
+            env.close()
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            calls = self.ch.recv()
+            if not isinstance(calls, list) or not calls:
+                raise ProtocolError("expected a list of calls")
+            answer: list[Any] | None = None
+            try:
+                for call in calls:
+                    op = call[0]
+                    if op == "update":
+                        self.update(*call[1:])
+                    elif op == "act":
+                        answer = ["action", self.act(call[1], call[2])]
+                    elif op == "act_next":
+                        answer = ["action", self.act(self.obs, self.info)]
+                    elif op == "reset":
+                        self.reset(call[1], call[2])
+                    elif op == "hello":
+                        answer = ["ready", self.hello(call[1])]
+                    elif op == "train":
+                        self.train(call[1], call[2])
+                        answer = ["trained", None]
+                    elif op == "close":
+                        self.ch.send(["bye", {"steps": self.steps}])
+                        return
+                    else:
+                        raise ProtocolError(f"unknown call {op!r}")
+            except ProtocolError:
+                raise
+            except BaseException as err:  # noqa: BLE001 - the agent's failure is reported, then we stop
+                text = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
+                self.ch.send(["error", cap_text(text)])
+                return
+            if answer is not None:
+                self.ch.send(answer)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    fd = int(args[0])
+    max_message = int(args[1]) if len(args) > 1 else None
+    ch = Channel(fd, max_message=max_message, allow_pickle=True) if max_message else Channel(fd, allow_pickle=True)
+    try:
+        AgentHost(ch).serve()
+    except ProtocolError as err:
+        print(f"agent host: {err}", file=sys.stderr)
+        return 3
+    finally:
+        ch.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

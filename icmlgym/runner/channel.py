@@ -1,0 +1,291 @@
+"""The evaluator/agent channel: a versioned, size-limited message protocol over a socket.
+
+The evaluator (env, metrics, record builder) and a submitted agent run in
+separate processes; this module is everything that crosses between them.
+
+**Frames.** Each message is one frame: an 8-byte header (``b"IG"``, the
+protocol version as one byte, a flags byte, the payload length as a big-endian
+uint32) and a UTF-8 JSON payload. A frame whose magic or version is wrong,
+whose length passes the receiver's limit (:data:`DEFAULT_MAX_MESSAGE`, checked
+before the payload is read), whose JSON does not parse, or that does not arrive
+before its deadline raises :class:`ProtocolError`; the evaluator turns that into
+a ``failed`` run with the reason, never a crash of its driver.
+
+**Values.** JSON plus tagged objects, so that a value crosses bit for bit:
+numpy arrays (``{"~nd": [dtype, shape, base64]}``), numpy scalars (``~ns``),
+tuples (``~t``), bytes (``~b``) and dicts whose keys are not all strings or
+start with ``~`` (``~d``: a list of pairs). Floats use Python's ``repr`` (exact);
+NaN and infinities are allowed. Only in the evaluator-to-agent direction, a
+value of any other type (a gymnasium space, a task card, an object an env puts
+in ``info``) travels as a pickle (``~pk``); the evaluator's decoder refuses
+``~pk`` and ``object`` arrays, so nothing the agent sends is ever unpickled.
+
+**Calls** (version 1). A frame from the evaluator is a list of calls, run in order;
+only the last one may expect an answer, so that the calls that need none
+(``reset``, ``update``) ride along with the next one that does (batching)::
+
+    ["hello", {"protocol": 1, "agent": {...}, "spec": <~pk>, "max_message": n}]  -> ["ready", {...}]
+    ["reset", seed, episode]                                   (no answer)
+    ["update", reward, next_obs, terminated, truncated, info] (no answer; the agent
+                                                               keeps its last obs and action)
+    ["act", obs, info]                                         -> ["action", action]
+    ["act_next"]      act on the last update's next_obs and info -> ["action", action]
+    ["train", budget, train_seed, agent_seed]                  -> ["trained"]
+    ["close"]                                                  -> ["bye", {...}]
+
+An agent-side exception answers ``["error", text]`` (the text capped). Every
+answer is checked against the call that asked for it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import pickle
+import select
+import socket
+import struct
+import time
+from typing import Any
+
+import numpy as np
+
+PROTOCOL_VERSION = 1
+MAGIC = b"IG"
+_HEADER = struct.Struct(">2sBBI")
+HEADER_SIZE = _HEADER.size
+DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024  # bytes per frame payload
+ERROR_TEXT_LIMIT = 64 * 1024
+
+# the calls of version 1 and the answer each expects (None: no answer)
+CALLS: dict[str, str | None] = {
+    "hello": "ready",
+    "reset": None,
+    "update": None,
+    "act": "action",
+    "act_next": "action",
+    "train": "trained",
+    "close": "bye",
+}
+
+
+class ProtocolError(RuntimeError):
+    """A message that breaks the protocol: malformed, oversized, of the wrong kind, or late."""
+
+
+class PeerError(RuntimeError):
+    """The other side reported an exception (its text, capped)."""
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _pack(obj: Any, allow_pickle: bool) -> Any:
+    t = type(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return obj
+    if t is float:
+        return obj
+    if t is list:
+        return [_pack(v, allow_pickle) for v in obj]
+    if t is dict:
+        if all(type(k) is str and not k.startswith("~") for k in obj):
+            return {k: _pack(v, allow_pickle) for k, v in obj.items()}
+        return {"~d": [[_pack(k, allow_pickle), _pack(v, allow_pickle)] for k, v in obj.items()]}
+    if t is tuple:
+        return {"~t": [_pack(v, allow_pickle) for v in obj]}
+    if t is np.ndarray and obj.dtype.kind in "biufc" and not obj.dtype.fields:
+        a = np.ascontiguousarray(obj)
+        return {"~nd": [a.dtype.str, list(a.shape), _b64(a.tobytes())]}
+    if isinstance(obj, np.generic) and obj.dtype.kind in "biufc":
+        return {"~ns": [obj.dtype.str, _b64(obj.tobytes())]}
+    if t is bytes:
+        return {"~b": _b64(obj)}
+    if allow_pickle:
+        return {"~pk": _b64(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))}
+    raise ProtocolError(f"cannot send a value of type {t.__module__}.{t.__qualname__}; "
+                        "send numbers, strings, bytes, lists, tuples, dicts or numeric numpy arrays")
+
+
+def _unpack_hook(allow_pickle: bool):
+    def hook(d: dict) -> Any:
+        if len(d) != 1:
+            return d
+        (tag, v), = d.items()
+        if not tag.startswith("~"):
+            return d
+        try:
+            if tag == "~nd":
+                dtype, shape, data = v
+                dt = np.dtype(dtype)
+                if dt.kind not in "biufc" or dt.fields:
+                    raise ProtocolError(f"array dtype {dtype!r} is not numeric")
+                raw = base64.b64decode(data, validate=True)
+                shape = tuple(int(s) for s in shape)
+                if any(s < 0 for s in shape) or math.prod(shape) * dt.itemsize != len(raw):
+                    raise ProtocolError(f"array of shape {shape} and dtype {dtype} does not match its {len(raw)} bytes")
+                return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+            if tag == "~ns":
+                dtype, data = v
+                dt = np.dtype(dtype)
+                raw = base64.b64decode(data, validate=True)
+                if dt.kind not in "biufc" or dt.fields or len(raw) != dt.itemsize:
+                    raise ProtocolError(f"scalar of dtype {dtype!r} with {len(raw)} bytes")
+                return np.frombuffer(raw, dtype=dt)[0]
+            if tag == "~t":
+                return tuple(v)
+            if tag == "~d":
+                return {_hashable(k): val for k, val in v}
+            if tag == "~b":
+                return base64.b64decode(v, validate=True)
+            if tag == "~pk":
+                if not allow_pickle:
+                    raise ProtocolError("the evaluator never unpickles what an agent sends")
+                return pickle.loads(base64.b64decode(v, validate=True))
+        except ProtocolError:
+            raise
+        except Exception as err:  # noqa: BLE001 - any bad tagged value is a malformed message
+            raise ProtocolError(f"malformed {tag} value: {type(err).__name__}: {err}") from None
+        raise ProtocolError(f"unknown tag {tag!r}")
+
+    return hook
+
+
+def _hashable(k: Any) -> Any:
+    if isinstance(k, list):
+        raise ProtocolError("a dict key cannot be a list")
+    return k
+
+
+def encode(obj: Any, allow_pickle: bool = False) -> bytes:
+    """The JSON payload of ``obj`` (see the module docstring for the tagged types)."""
+    return json.dumps(_pack(obj, allow_pickle), separators=(",", ":"), allow_nan=True).encode("utf-8")
+
+
+def decode(data: bytes, allow_pickle: bool = False) -> Any:
+    """The value of a payload; :class:`ProtocolError` for anything malformed."""
+    try:
+        return json.loads(data, object_hook=_unpack_hook(allow_pickle))
+    except ProtocolError:
+        raise
+    except (ValueError, RecursionError, TypeError) as err:
+        raise ProtocolError(f"malformed message: {type(err).__name__}: {str(err)[:200]}") from None
+
+
+def frame(payload: bytes, max_message: int = DEFAULT_MAX_MESSAGE) -> bytes:
+    if len(payload) > max_message:
+        raise ProtocolError(f"message of {len(payload)} bytes exceeds the limit of {max_message} bytes")
+    return _HEADER.pack(MAGIC, PROTOCOL_VERSION, 0, len(payload)) + payload
+
+
+def cap_text(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters not kept]"
+
+
+# -- the endpoint ------------------------------------------------------------------------------
+
+
+class Channel:
+    """One end of the protocol over a connected stream socket (or any fd pair).
+
+    Args:
+        rfd, wfd: file descriptors to read frames from and write frames to.
+        max_message: the largest payload this end accepts (and sends).
+        allow_pickle: decode ``~pk`` values (True only on the agent's side).
+    """
+
+    def __init__(self, rfd: int, wfd: int | None = None, max_message: int = DEFAULT_MAX_MESSAGE, allow_pickle: bool = False) -> None:
+        self.rfd = rfd
+        self.wfd = rfd if wfd is None else wfd
+        self.max_message = int(max_message)
+        self.allow_pickle = allow_pickle
+        self.bytes_sent = 0
+        self.bytes_received = 0
+        self.frames_sent = 0
+
+    @classmethod
+    def pair(cls, max_message: int = DEFAULT_MAX_MESSAGE) -> tuple["Channel", socket.socket]:
+        """An evaluator-side channel and the socket to hand to the agent's process."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours.setblocking(True)
+        ch = cls(ours.detach(), max_message=max_message)
+        return ch, theirs
+
+    def send(self, obj: Any, pickle_ok: bool = False) -> None:
+        """Send one message (``pickle_ok``: unknown types travel as pickles; evaluator side only)."""
+        data = frame(encode(obj, allow_pickle=pickle_ok), self.max_message)
+        view = memoryview(data)
+        while view:
+            n = os.write(self.wfd, view)
+            view = view[n:]
+        self.bytes_sent += len(data)
+        self.frames_sent += 1
+
+    def _read_exact(self, n: int, deadline: float | None, what: str) -> bytes:
+        chunks = []
+        while n:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.rfd], [], [], left)[0]:
+                    raise ProtocolError(f"late: no {what} within its deadline")
+            try:
+                chunk = os.read(self.rfd, min(n, 1 << 20))
+            except OSError as err:
+                raise ProtocolError(f"the channel broke while reading {what}: {err}") from None
+            if not chunk:
+                raise ProtocolError(f"the other side closed the channel before sending {what}")
+            chunks.append(chunk)
+            n -= len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def recv(self, timeout: float | None = None, what: str = "a message") -> Any:
+        """Receive one message; :class:`ProtocolError` if it is malformed, too big or later than ``timeout`` s."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        head = self._read_exact(HEADER_SIZE, deadline, what)
+        magic, version, _flags, length = _HEADER.unpack(head)
+        if magic != MAGIC:
+            raise ProtocolError(f"malformed frame header {head!r} (not an icmlgym channel frame)")
+        if version != PROTOCOL_VERSION:
+            raise ProtocolError(f"protocol version {version} is not this evaluator's version {PROTOCOL_VERSION}")
+        if length > self.max_message:
+            raise ProtocolError(f"oversized message: {length} bytes announced, the limit is {self.max_message}")
+        payload = self._read_exact(length, deadline, what) if length else b""
+        self.bytes_received += HEADER_SIZE + length
+        return decode(payload, allow_pickle=self.allow_pickle)
+
+    def close(self) -> None:
+        for fd in {self.rfd, self.wfd}:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def expect(message: Any, answer: str) -> Any:
+    """The payload of an answer of kind ``answer``; raises for an error report or anything else."""
+    if not isinstance(message, list) or not message or not isinstance(message[0], str):
+        raise ProtocolError(f"malformed answer (expected [{answer!r}, ...], got a {type(message).__name__})")
+    kind = message[0]
+    if kind == "error":
+        text = message[1] if len(message) > 1 and isinstance(message[1], str) else "the agent reported an error without text"
+        raise PeerError(cap_text(text))
+    if kind != answer:
+        raise ProtocolError(f"answer of the wrong kind: expected {answer!r}, got {kind[:40]!r}")
+    if len(message) != 2:
+        raise ProtocolError(f"malformed {answer!r} answer: {len(message)} fields, expected 2")
+    return message[1]
+
+
+__all__ = [
+    "CALLS", "Channel", "DEFAULT_MAX_MESSAGE", "PROTOCOL_VERSION", "PeerError", "ProtocolError",
+    "cap_text", "decode", "encode", "expect", "frame",
+]

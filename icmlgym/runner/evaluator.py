@@ -1,0 +1,249 @@
+"""The evaluator: runs the env, the metrics and the record builder, and drives a sandboxed agent.
+
+For an isolated run (``RunTask.isolation`` set: ``icmlgym submit``, and ``run`` /
+``benchmark`` with ``--isolate``) :func:`evaluate` replaces the in-process
+:func:`icmlgym.runner.loop.execute`. The agent lives in a :class:`Sandbox` and is
+reached only through the channel (:mod:`icmlgym.runner.channel`); the evaluator
+plays the episodes with the same :func:`icmlgym.runner.rollout.rollout` as a
+local run, through :class:`RemoteAgent`, a stand-in that forwards the agent
+protocol's calls. Without hidden seeds, an isolated run's metrics are therefore
+bit for bit those of a local run of the same seeds.
+
+**Hidden evaluation seeds.** With ``SandboxOptions.hidden_seeds`` (the board's
+secret), episode ``e`` of run seed ``s`` resets the env with
+:func:`hidden_seed` (an HMAC of the public seed under the secret) instead of the
+public seed; the agent's own seeds (and its training env's) stay public, so a
+submission cannot rebuild the evaluation instance, and its record says
+``seeds: hidden``.
+
+**Identity.** The record's agent name, entry point and source hash come from the
+task (set by the submitter, from the file's bytes), never from the agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from icmlgym.agents.protocol import AgentSpec
+from icmlgym.catalog import card
+from icmlgym.envs import make, register_all
+from icmlgym.redaction import redact, redact_text, secret_values
+from icmlgym.runner import provenance
+from icmlgym.runner.channel import PROTOCOL_VERSION, Channel, PeerError, ProtocolError, cap_text, expect
+from icmlgym.runner.record import RunRecord
+from icmlgym.runner.rollout import episode_seed, rollout
+from icmlgym.runner.sandbox import Sandbox, SandboxOptions
+
+
+@dataclass
+class Isolation:
+    """How an isolated run loads and confines its agent.
+
+    Args:
+        name: the entry's name (given by the submitter; never read from the agent).
+        entry_point: what was submitted (a shipped name, ``module:Class`` or ``file.py[:Class]``).
+        source_hash: hash of the submitted source, from the file's bytes.
+        load: what the agent host loads inside the sandbox (e.g. ``/agent/my_agent.py:MyAgent``).
+        options: the sandbox's limits, mode and (for submissions) the hidden-seed secret.
+    """
+
+    name: str
+    entry_point: str
+    source_hash: str
+    load: str
+    options: SandboxOptions = field(default_factory=SandboxOptions)
+
+    source_file: str = ""  # the file hashed (its icmlgym imports are read with ast, never executed)
+
+    @property
+    def identity(self) -> dict[str, str]:
+        return {"name": self.name, "entry_point": self.entry_point, "source_hash": self.source_hash}
+
+    def meta(self, c: Any) -> dict[str, str]:
+        """The identity plus the run key's code hash on the env of card ``c`` (see :mod:`icmlgym.codehash`)."""
+        from icmlgym.codehash import code_hash, module_closure
+
+        files = module_closure([], [self.source_file]) if self.source_file else {}
+        return {**self.identity, "code_hash": code_hash(self.source_hash, files, c.entry_point)}
+
+
+def hidden_seed(secret: bytes, env_id: str, seed: int | None) -> int | None:
+    """The evaluation env seed that stands in for a public ``seed`` under the board's secret."""
+    if seed is None:
+        return None
+    digest = hmac.new(secret, f"{env_id}\0{int(seed)}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+class HiddenSeedEnv:
+    """An env whose ``reset(seed=s)`` resets the wrapped env with :func:`hidden_seed` of ``s``."""
+
+    def __init__(self, env: Any, secret: bytes, env_id: str) -> None:
+        self._env = env
+        self._secret = secret
+        self._env_id = env_id
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> Any:
+        return self._env.reset(seed=hidden_seed(self._secret, self._env_id, seed), options=options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+
+class RemoteAgent:
+    """The agent protocol, forwarded over the channel to the agent host.
+
+    ``reset`` and ``update`` need no answer: they are queued and sent in the same
+    frame as the next ``act`` (one round trip per step). An ``act`` on the
+    observation and info the last ``update`` carried sends ``act_next`` instead of
+    sending them twice."""
+
+    def __init__(self, channel: Channel, call_timeout: float, multi_agent: bool) -> None:
+        self.ch = channel
+        self.call_timeout = call_timeout
+        self.multi_agent = multi_agent
+        self._pending: list[list[Any]] = []
+        self._last_update: list[Any] | None = None
+        self.trains = False
+
+    def _call(self, call: list[Any], answer: str, timeout: float) -> Any:
+        self._pending.append(call)
+        calls, self._pending = self._pending, []
+        self.ch.send(calls, pickle_ok=True)
+        return expect(self.ch.recv(timeout, what=f"the agent's answer to {call[0]!r}"), answer)
+
+    def hello(self, load: str, kwargs: dict[str, Any], spec: dict[str, Any], timeout: float) -> dict[str, Any]:
+        ready = self._call(["hello", {"protocol": PROTOCOL_VERSION, "agent": {"load": load, "kwargs": kwargs}, "spec": spec}], "ready", timeout)
+        if not isinstance(ready, dict):
+            raise ProtocolError("malformed 'ready' answer")
+        self.trains = bool(ready.get("trains", False))
+        return ready
+
+    def reset(self, seed: int | None, spec: Any) -> None:
+        episode = next(iter(spec.values())).episode if isinstance(spec, dict) else spec.episode
+        self._pending.append(["reset", seed, int(episode)])
+        self._last_update = None
+
+    def act(self, obs: Any, info: Any) -> Any:
+        last = self._last_update
+        call = ["act_next"] if last is not None and last[2] is obs and last[5] is info else ["act", obs, info]
+        self._last_update = None
+        return self._call(call, "action", self.call_timeout)
+
+    def update(self, obs: Any, action: Any, reward: Any, next_obs: Any, terminated: Any, truncated: Any, info: Any) -> None:
+        call = ["update", reward, next_obs, terminated, truncated, info]
+        self._pending.append(call)
+        self._last_update = call
+
+    def train(self, budget: int, train_seed: int) -> None:
+        self._call(["train", int(budget), int(train_seed)], "trained", self.call_timeout)
+
+    def close(self, timeout: float) -> dict[str, Any]:
+        bye = self._call(["close"], "bye", timeout)
+        return bye if isinstance(bye, dict) else {}
+
+
+def _public_spec(c: Any, env: Any, kwargs: dict[str, Any], task: Any) -> dict[str, Any]:
+    if c.kind == "multi":
+        spaces: Any = {a: (env.observation_space(a), env.action_space(a)) for a in env.possible_agents}
+    else:
+        spaces = (env.observation_space, env.action_space)
+    return {"kind": c.kind, "env_id": c.id, "env_kwargs": redact(kwargs), "tier": task.tier, "device": task.device, "card": c, "spaces": spaces}
+
+
+def _agent_died(sandbox: Sandbox) -> str:
+    proc = sandbox.proc
+    if proc is None:
+        return ""
+    try:
+        code = proc.wait(timeout=1.0)
+    except Exception:
+        return ""
+    why = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    return f"the agent process ended ({why})"
+
+
+def evaluate(task: Any) -> RunRecord:
+    """Run one isolated task (see the module docstring); never raises for the agent's failures."""
+    from icmlgym.runner.loop import _add_cost, _add_gpu_seconds, _ensure_registered, _env_kwargs, _spec_dict, base_record
+
+    register_all()
+    t_start = time.perf_counter()
+    iso: Isolation = task.isolation
+    opts = iso.options
+    record = base_record(task, None, iso.identity)
+    sandbox = Sandbox(opts)
+    record.isolation = {"sandbox": sandbox.mode, "seeds": "hidden" if opts.hidden_seeds else "public", "protocol": PROTOCOL_VERSION}
+    env = None
+    secrets: list[str] = []
+    try:
+        channel = sandbox.start()  # the agent's interpreter starts while the env is built
+        _ensure_registered(task)
+        c = card(task.env_id)
+        tier = c.tier(task.tier)
+        kwargs = _env_kwargs(c, task)
+        secrets = secret_values(kwargs, task.agent_kwargs)
+        env = make(c.id, **kwargs)
+        record.env_spec = redact(_spec_dict(c, env, kwargs))
+        agent = RemoteAgent(channel, opts.call_timeout, multi_agent=c.kind == "multi")
+        agent.hello(iso.load, task.agent_kwargs, _public_spec(c, env, kwargs, task), opts.load_timeout)
+        public = redact(kwargs)
+        if c.kind == "multi":
+            spec: Any = {a: AgentSpec(c.id, env.observation_space(a), env.action_space(a), c, public, task.tier, 0, a, task.device) for a in env.possible_agents}
+        else:
+            spec = AgentSpec(c.id, env.observation_space, env.action_space, c, public, task.tier, 0, None, task.device)
+        if agent.trains:
+            t0 = time.perf_counter()
+            agent.reset(episode_seed(task.seed, -1, "agent"), spec)
+            agent.train(tier.train_steps, episode_seed(task.seed, -1, "train"))
+            record.train_wall_time = time.perf_counter() - t0
+        play = HiddenSeedEnv(env, opts.hidden_seeds, c.id) if opts.hidden_seeds else env
+        n_episodes = task.episodes if task.episodes is not None else tier.episodes
+        for ep in range(n_episodes):
+            for s in spec.values() if isinstance(spec, dict) else [spec]:
+                s.episode = ep
+            record.episodes.append(rollout(play, agent, task.seed, spec, episode=ep, max_steps=tier.max_steps))
+        agent.close(opts.call_timeout)
+        record.device = provenance.device_info(task.device)
+        if record.device.get("type") == "cuda":
+            _add_gpu_seconds(record)
+        for e in record.episodes:
+            _add_cost(record.cost, e.cost)
+    except BaseException as err:  # noqa: BLE001 - every failure becomes a record
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        record.status = "failed"
+        record.episodes = []
+        if isinstance(err, PeerError):
+            record.error = f"the agent raised: {err}"
+        elif isinstance(err, ProtocolError):
+            died = _agent_died(sandbox) if "closed the channel" in str(err) else ""
+            record.error = f"protocol: {err}" + (f"; {died}" if died else "")
+        else:
+            record.error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
+    finally:
+        sandbox.stop()
+        if env is not None:
+            try:
+                env.close()
+            except Exception:
+                pass
+    if sandbox.limit_error:
+        record.status = "failed"
+        record.episodes = []
+        record.cost = {}
+        record.error = sandbox.limit_error + (f" (then: {record.error.splitlines()[0]})" if record.error else "")
+    record.error = redact_text(cap_text(record.error), secrets)
+    record.log = redact_text(sandbox.log, secrets)
+    record.isolation.update(sandbox.summary())
+    record.isolation["start_s"] = round(sandbox.start_time, 4)
+    record.wall_time = time.perf_counter() - t_start
+    return record
+
+
+__all__ = ["HiddenSeedEnv", "Isolation", "RemoteAgent", "evaluate", "hidden_seed"]
