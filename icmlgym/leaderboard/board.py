@@ -20,7 +20,20 @@ from icmlgym.runner.record import RunRecord
 EXPORT_FORMAT = "icmlgym-runs/1"
 # the columns of an export besides the run record's own fields
 PROVENANCE_COLUMNS = ("source", "exported_from", "exported_at", "export_format", "icmlgym_version")
-_NESTED = ("env_kwargs", "env_spec", "agent_kwargs", "episodes", "cost", "hardware", "device", "versions")
+_NESTED = ("env_kwargs", "env_spec", "agent_kwargs", "episodes", "cost", "hardware", "device", "versions", "isolation")
+
+
+def _mark_isolation(scored: pd.DataFrame) -> None:
+    """Entries say how they were run: ``[sandbox: none]`` for the fallback sandbox, and when
+    one selection holds runs on hidden (submissions) and public seeds, which kind each entry is,
+    so that the two are never ranked as one entry."""
+    if scored.empty:
+        return
+    fallback = scored["sandbox"] == "none"
+    scored.loc[fallback, "entry"] = scored.loc[fallback, "entry"] + " [sandbox: none]"
+    hidden = scored["seeds"] == "hidden"
+    if hidden.any() and not hidden.all():
+        scored["entry"] = scored["entry"] + np.where(hidden, " [hidden seeds]", " [public seeds]")
 
 
 class Leaderboard:
@@ -74,6 +87,15 @@ class Leaderboard:
     def close(self) -> None:
         """Release the store's connections."""
         self._store.close()
+
+    def seed_secret(self) -> bytes:
+        """The board's secret from which submissions' hidden evaluation seeds are derived (never exported)."""
+        return self._store.seed_secret()
+
+    def damaged(self, **filters: Any) -> dict[str, str]:
+        """``{run_id: reason}`` for stored runs whose values no longer match their content hash
+        (same filters as :meth:`runs`); the tables report such runs as ``damaged`` and never score them."""
+        return self._store.damaged(**filters)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -186,7 +208,8 @@ class Leaderboard:
         if direction not in (None, "max", "min"):
             raise ValueError(f"direction must be 'max' or 'min', got {direction!r}")
         cols = ["run_id", "env_id", "task", "tier", "agent_name", "agent_source_hash", "code_hash", "added_at", "agent_kwargs", "seed", "status", "error",
-                "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source", "device_type", "device_name", "n_episodes"]
+                "wall_time", "train_wall_time", "primary_metric", "direction", "suite", "source", "device_type", "device_name", "n_episodes",
+                "sandbox", "seeds"]
         runs = self._store.runs_frame(columns=cols, parse_json=False, **filters).rename(columns={"agent_kwargs": "agent_kwargs_json"})
         runs["metric"] = ""
         runs["score"] = np.nan
@@ -217,7 +240,14 @@ class Leaderboard:
         scored = scoring.attach_scores(runs, refs)
         if by_device:
             scored["entry"] = scored["entry"] + " [" + scored["device_type"] + ": " + scored["device_name"] + "]"
+        _mark_isolation(scored)
         scored = scoring.current_runs(scored).reset_index(drop=True)
+        damaged = self._store.damaged(**filters)
+        if damaged:  # a run whose stored values changed is reported, never scored
+            hit = scored["run_id"].isin(list(damaged))
+            scored.loc[hit, ["score", "norm"]] = np.nan
+            scored.loc[hit, "status"] = "damaged"
+            scored.loc[hit, "error"] = [damaged[r] for r in scored.loc[hit, "run_id"]]
         if metric is not None:
             # the catalog's refs are for the primary metric only
             non_primary = [scoring.card_info(e, t)["metric"] != metric for e, t in zip(scored["env_id"], scored["tier"])]
@@ -243,6 +273,7 @@ class Leaderboard:
         cost_unit: str | None = None,
         by_device: bool = False,
         device: str | Sequence[str] | None = None,
+        seeds: str | None = None,
     ) -> pd.DataFrame:
         """The leaderboard as a DataFrame.
 
@@ -270,11 +301,12 @@ class Leaderboard:
             cost_unit: the cost counter for the Pareto front (default: the env's first cost unit).
             by_device: split entries by the device their runs used; device: keep runs on this
                 device type or name only.
+            seeds: ``"hidden"`` keeps submissions evaluated on the board's hidden seeds only.
         """
         level = level or ("suite" if suite is not None else "task")
         if level not in ("task", "suite"):
             raise ValueError(f"level must be 'task' or 'suite', got {level!r}")
-        filters = {"env": env, "suite": suite, "tier": tier, "agent": agent, "device": device}
+        filters = {"env": env, "suite": suite, "tier": tier, "agent": agent, "device": device, "seeds": seeds}
         runs = self.run_scores(metric=metric, direction=direction, refs=refs, by_device=by_device, **filters)
         if level == "task":
             return self._task_level(runs, n_boot, ci, seed, cost_unit)
@@ -296,10 +328,11 @@ class Leaderboard:
         cost_unit: str | None = None,
         by_device: bool = False,
         device: str | Sequence[str] | None = None,
+        seeds: str | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
         """``(per-task table, suite table)`` from one pass over the store (the suite table is None
         without ``suite``); the same as two :meth:`table` calls, with half the reading."""
-        filters = {"env": env, "suite": suite, "tier": tier, "agent": agent, "device": device}
+        filters = {"env": env, "suite": suite, "tier": tier, "agent": agent, "device": device, "seeds": seeds}
         runs = self.run_scores(metric=metric, direction=direction, refs=refs, by_device=by_device, **filters)
         task = self._task_level(runs, n_boot, ci, seed, cost_unit)
         return task, (self._suite_level(runs, suite, tier, n_boot, ci, seed) if suite is not None else None)

@@ -23,6 +23,13 @@ Version history:
        newest) and deletes the rest: they were repeated samples of the same
        seed, which the tables counted as independent; how many it removed is
        kept in ``icmlgym_meta`` (``deduplicated_on_migration_to_4``).
+    5: runs gain ``isolation`` (JSON: sandbox kind, hidden or public evaluation
+       seeds, the sandbox's measurements), ``sandbox`` and ``seeds`` (the same two
+       facts as columns, for filtering; empty for a local run), ``log`` (the
+       agent's capped stdout/stderr of an isolated run) and ``content_hash`` (a
+       hash of the whole record and its episodes, checked on read; filled for
+       existing runs on migration). The meta table gains ``seed_secret``, the
+       board's secret for hidden evaluation seeds (never exported).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from typing import Callable
 import sqlalchemy as sa
 
 APP = "icmlgym-leaderboard"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = sa.MetaData()
 
@@ -85,6 +92,11 @@ runs = sa.Table(
     sa.Column("device_name", sa.Text, nullable=False, server_default=""),
     sa.Column("code_hash", sa.Text, nullable=False, server_default=""),
     sa.Column("env_source_hash", sa.Text, nullable=False, server_default=""),
+    sa.Column("isolation", sa.Text, nullable=False, server_default="{}"),
+    sa.Column("sandbox", sa.Text, nullable=False, server_default=""),
+    sa.Column("seeds", sa.Text, nullable=False, server_default=""),
+    sa.Column("log", sa.Text, nullable=False, server_default=""),
+    sa.Column("content_hash", sa.Text, nullable=False, server_default=""),
 )
 
 episodes = sa.Table(
@@ -116,7 +128,8 @@ TABLES = (meta.name, runs.name, episodes.name, episode_values.name)
 
 
 # columns of the runs table added after version 1
-LATER_COLUMNS = ("source", "added_at", "device_type", "device_name", "code_hash", "env_source_hash")
+LATER_COLUMNS = ("source", "added_at", "device_type", "device_name", "code_hash", "env_source_hash",
+                 "isolation", "sandbox", "seeds", "log", "content_hash")
 
 
 def _v1_to_v2(conn: sa.Connection) -> None:
@@ -156,8 +169,20 @@ def _v3_to_v4(conn: sa.Connection) -> None:
     conn.execute(sa.text("INSERT INTO icmlgym_meta (key, value) VALUES ('deduplicated_on_migration_to_4', :n)"), {"n": str(len(drop))})
 
 
+def _v4_to_v5(conn: sa.Connection) -> None:
+    import secrets
+
+    for col, default in (("isolation", "'{}'"), ("sandbox", "''"), ("seeds", "''"), ("log", "''"), ("content_hash", "''")):
+        conn.execute(sa.text(f"ALTER TABLE icmlgym_runs ADD COLUMN {col} TEXT NOT NULL DEFAULT {default}"))
+    conn.execute(meta.insert().values(key="seed_secret", value=secrets.token_hex(32)))
+    # content hashes of the runs already stored (what they hold now is what later reads check against)
+    from icmlgym.leaderboard.integrity import fill_content_hashes
+
+    fill_content_hashes(conn)
+
+
 # from-version -> function that upgrades a store from that version to the next
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 
 
 def v1_metadata() -> sa.MetaData:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import uuid
 from dataclasses import dataclass
@@ -26,12 +27,13 @@ from sqlalchemy.engine import make_url
 
 from icmlgym.catalog import UnknownEnvError, canonical_json, card, suite, task_label
 from icmlgym.leaderboard import schema as S
+from icmlgym.leaderboard.integrity import content_hash, damaged_runs, records_from_rows
 from icmlgym.runner.record import EpisodeRecord, RunRecord
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 120
-JSON_FIELDS = ("env_kwargs", "env_spec", "agent_kwargs", "cost", "hardware", "device", "versions")
-FILTERS = ("env", "agent", "tier", "status", "suite", "task", "run_id", "source", "device")
+JSON_FIELDS = ("env_kwargs", "env_spec", "agent_kwargs", "cost", "hardware", "device", "versions", "isolation")
+FILTERS = ("env", "agent", "tier", "status", "suite", "task", "run_id", "source", "device", "sandbox", "seeds")
 
 
 @dataclass
@@ -168,6 +170,10 @@ def _rows(rec: RunRecord, source: str, added_at: str) -> tuple[dict, list[dict],
         "device_name": str((rec.device or {}).get("name", "")),
         "code_hash": rec.code_hash,
         "env_source_hash": rec.env_source_hash,
+        "sandbox": str((rec.isolation or {}).get("sandbox", "")),
+        "seeds": str((rec.isolation or {}).get("seeds", "")),
+        "log": rec.log,
+        "content_hash": content_hash(rec),
     }
     for f in JSON_FIELDS:
         run[f] = canonical_json(getattr(rec, f))
@@ -292,6 +298,7 @@ class Store:
                         {"key": "created_at", "value": _now()},
                         {"key": "store_id", "value": uuid.uuid4().hex},
                         {"key": "created_on", "value": socket.gethostname()},
+                        {"key": "seed_secret", "value": secrets.token_hex(32)},
                     ],
                 )
             elif app != S.APP or version is None:
@@ -336,6 +343,26 @@ class Store:
     @property
     def schema_version(self) -> int:
         return int(self.meta["schema_version"])
+
+    def seed_secret(self) -> bytes:
+        """The board's secret for hidden evaluation seeds (created with the store; never exported or sent)."""
+        value = self.meta.get("seed_secret")
+        if not value:  # a store made before the secret existed: create it now, once
+            with self._write() as conn, conn.begin():
+                row = conn.execute(sa.select(S.meta.c.value).where(S.meta.c.key == "seed_secret")).scalar()
+                if row is None:
+                    row = secrets.token_hex(32)
+                    conn.execute(S.meta.insert().values(key="seed_secret", value=row))
+            self.meta["seed_secret"] = value = row
+        return bytes.fromhex(value)
+
+    def damaged(self, **filters: Any) -> dict[str, str]:
+        """``{run_id: reason}`` for the selected runs whose values no longer match their content hash."""
+        ids = list(self.runs_frame(columns=["run_id"], parse_json=False, **filters)["run_id"])
+        if not ids:
+            return {}
+        with self.engine.connect() as conn:
+            return damaged_runs(conn, ids)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -565,33 +592,13 @@ class Store:
 
     def iter_records(self, batch: int = 500, **filters: Any) -> Iterator[RunRecord]:
         """The stored runs as RunRecords (episodes included), in batches of ``batch`` runs."""
-        runs = self.runs_frame(**filters)
-        for i in range(0, len(runs), batch):
-            part = runs.iloc[i : i + batch]
-            ids = list(part["run_id"])
-            e, v = S.episodes.c, S.episode_values.c
+        ids = list(self.runs_frame(columns=["run_id"], parse_json=False, **filters)["run_id"])
+        for i in range(0, len(ids), batch):
+            chunk = ids[i : i + batch]
             with self.engine.connect() as conn:
-                eps = conn.execute(sa.select(e.run_id, e.episode, e.ret, e.length, e.wall_time).where(e.run_id.in_(ids)).order_by(e.run_id, e.episode)).all()
-                vals = conn.execute(sa.select(v.run_id, v.episode, v.kind, v.name, v.value).where(v.run_id.in_(ids))).all()
-            by_ep: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
-            for rid, ep, kind, name, value in vals:
-                slot = by_ep.setdefault((rid, ep), {"metric": {}, "cost": {}})
-                slot[kind][name] = float("nan") if value is None else value
-            by_run: dict[str, list[EpisodeRecord]] = {}
-            for rid, ep, ret, length, wall in eps:
-                slot = by_ep.get((rid, ep), {"metric": {}, "cost": {}})
-                by_run.setdefault(rid, []).append(EpisodeRecord(ep, float("nan") if ret is None else ret, length, slot["metric"], slot["cost"], wall))
-            for row in part.itertuples(index=False):
-                yield RunRecord(
-                    env_id=row.env_id, agent_name=row.agent_name, seed=int(row.seed), tier=row.tier,
-                    env_kwargs=row.env_kwargs, env_spec=row.env_spec, agent_entry_point=row.agent_entry_point,
-                    agent_source_hash=row.agent_source_hash, code_hash=row.code_hash, env_source_hash=row.env_source_hash,
-                    agent_kwargs=row.agent_kwargs, status=row.status,
-                    error=row.error, episodes=by_run.get(row.run_id, []), cost=row.cost, wall_time=row.wall_time,
-                    train_wall_time=row.train_wall_time, hardware=row.hardware, device=row.device,
-                    versions=row.versions, git_commit=row.git_commit, timestamp=row.timestamp, run_id=row.run_id,
-                    suite=row.suite, attempts=int(row.attempts), record_version=int(row.record_version),
-                )
+                rows = {r["run_id"]: r for r in conn.execute(sa.select(S.runs).where(S.runs.c.run_id.in_(chunk))).mappings()}
+                recs = [rec for rec, _ in records_from_rows(conn, [rows[r] for r in chunk if r in rows])]
+            yield from recs
 
     def sources(self, run_ids: list[str]) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -44,6 +44,8 @@ class AgentHost:
         if card is not None:
             self._ensure_registered(card)
         agent_spec = payload["agent"]
+        for path in reversed(agent_spec.get("sys_path") or []):
+            sys.path.insert(0, path)
         loaded = load_agent(agent_spec["load"], **agent_spec.get("kwargs", {}))
         multi_env = spec["kind"] == "multi"
         if multi_env:
@@ -61,8 +63,7 @@ class AgentHost:
             o, s = spec["spaces"]
             self.specs = AgentSpec(spec["env_id"], o, s, card, spec["env_kwargs"], spec["tier"], 0, None, spec["device"])
         self.agent = agent
-        return {"class": f"{type(loaded.cls).__module__}:{getattr(loaded.cls, '__qualname__', '')}",
-                "trains": callable(getattr(agent, "train", None))}
+        return {"entry_point": loaded.entry_point, "trains": callable(getattr(agent, "train", None))}
 
     @staticmethod
     def _ensure_registered(card: Any) -> None:

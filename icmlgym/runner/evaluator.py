@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -117,8 +118,9 @@ class RemoteAgent:
         self.ch.send(calls, pickle_ok=True)
         return expect(self.ch.recv(timeout, what=f"the agent's answer to {call[0]!r}"), answer)
 
-    def hello(self, load: str, kwargs: dict[str, Any], spec: dict[str, Any], timeout: float) -> dict[str, Any]:
-        ready = self._call(["hello", {"protocol": PROTOCOL_VERSION, "agent": {"load": load, "kwargs": kwargs}, "spec": spec}], "ready", timeout)
+    def hello(self, load: str, kwargs: dict[str, Any], spec: dict[str, Any], timeout: float, sys_path: list[str] | None = None) -> dict[str, Any]:
+        agent = {"load": load, "kwargs": kwargs, "sys_path": sys_path or []}
+        ready = self._call(["hello", {"protocol": PROTOCOL_VERSION, "agent": agent, "spec": spec}], "ready", timeout)
         if not isinstance(ready, dict):
             raise ProtocolError("malformed 'ready' answer")
         self.trains = bool(ready.get("trains", False))
@@ -156,6 +158,21 @@ def _public_spec(c: Any, env: Any, kwargs: dict[str, Any], task: Any) -> dict[st
     return {"kind": c.kind, "env_id": c.id, "env_kwargs": redact(kwargs), "tier": task.tier, "device": task.device, "card": c, "spaces": spaces}
 
 
+def _sandbox_load(iso: Isolation, mode: str) -> str:
+    """What the agent host loads: a file path as the sandbox sees it (under ``/agent``)."""
+    root = iso.options.agent_path
+    if not root or mode != "bwrap":
+        return iso.load
+    real = os.path.realpath(root)
+    path, sep, attr = iso.load, "", ""
+    head, colon, tail = iso.load.rpartition(":")
+    if colon and head.endswith(".py"):
+        path, sep, attr = head, colon, tail
+    if path.startswith(real + "/"):
+        return "/agent/" + os.path.relpath(path, real) + (sep + attr if sep else "")
+    return iso.load
+
+
 def _agent_died(sandbox: Sandbox) -> str:
     proc = sandbox.proc
     if proc is None:
@@ -191,7 +208,8 @@ def evaluate(task: Any) -> RunRecord:
         env = make(c.id, **kwargs)
         record.env_spec = redact(_spec_dict(c, env, kwargs))
         agent = RemoteAgent(channel, opts.call_timeout, multi_agent=c.kind == "multi")
-        agent.hello(iso.load, task.agent_kwargs, _public_spec(c, env, kwargs, task), opts.load_timeout)
+        agent.hello(_sandbox_load(iso, sandbox.mode), task.agent_kwargs, _public_spec(c, env, kwargs, task), opts.load_timeout,
+                    [opts.agent_dir(sandbox.mode)] if opts.agent_path else [])
         public = redact(kwargs)
         if c.kind == "multi":
             spec: Any = {a: AgentSpec(c.id, env.observation_space(a), env.action_space(a), c, public, task.tier, 0, a, task.device) for a in env.possible_agents}

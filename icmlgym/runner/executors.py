@@ -17,7 +17,10 @@ from multiprocessing.connection import wait
 from typing import Iterable, Iterator
 
 from icmlgym.runner.limits import TreeMemoryLimit, kill_tree
+from icmlgym.runner.channel import cap_text
+from icmlgym.runner.checks import checked_record
 from icmlgym.runner.loop import RunTask, execute, failed_record
+from icmlgym.runner.sandbox import set_parent_death_signal
 from icmlgym.runner.record import RunRecord
 
 EXECUTORS = ("inprocess", "process", "ray")
@@ -37,6 +40,7 @@ class InProcessExecutor:
 
 
 def _child(conn, task: RunTask, memory_limit_mb: int | None, gpu: str | None = None) -> None:
+    set_parent_death_signal()  # a worker never outlives the forkserver (which ends with the driver)
     # the memory limit is enforced from the parent (icmlgym.runner.limits), on resident memory
     if gpu is not None:  # pin this worker to one GPU before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
@@ -142,7 +146,7 @@ class ProcessExecutor:
                         try:
                             while recv.poll():
                                 message = recv.recv()
-                                if "__meta__" not in message:
+                                if not isinstance(message, dict) or "__meta__" not in message:
                                     break
                                 metas[key] = message["__meta__"]
                                 message = None
@@ -167,11 +171,10 @@ class ProcessExecutor:
                                 "`if __name__ == \"__main__\":` (workers re-import the main module), and see its stderr"
                             )
                             yield failed_record(task, "failed", f"worker process died ({why}) before reporting a result{hint}", elapsed, meta)
-                        elif "__error__" in message:
-                            yield failed_record(task, "failed", message["__error__"], elapsed, metas.pop(key, None))
+                        elif isinstance(message, dict) and "__error__" in message:
+                            yield failed_record(task, "failed", cap_text(str(message["__error__"])), elapsed, metas.pop(key, None))
                         else:
-                            metas.pop(key, None)
-                            yield RunRecord.from_dict(message)
+                            yield checked_record(task, message, elapsed, metas.pop(key, None))
                     elif self.timeout is not None and elapsed >= self.timeout:
                         if key in watches:
                             watches.pop(key).stop()

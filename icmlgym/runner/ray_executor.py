@@ -44,6 +44,7 @@ from collections import deque
 from typing import Any, Iterable, Iterator
 
 from icmlgym.catalog import card, require_extra
+from icmlgym.runner.checks import checked_record
 from icmlgym.runner.loop import RunTask, agent_meta, execute, failed_record
 from icmlgym.runner.record import RunRecord
 
@@ -63,6 +64,8 @@ def _load(task: RunTask) -> Any:
     """The task's LoadedAgent (for its resource attributes and provenance), or None if it cannot be loaded here."""
     from icmlgym.agents.loading import load_agent
 
+    if getattr(task, "isolation", None) is not None:
+        return None  # a submission is never imported by the driver
     try:
         return load_agent(task.agent, **task.agent_kwargs)
     except Exception:  # the driver may lack an extra the workers have; use the defaults
@@ -143,7 +146,7 @@ def _run_with_memory_limit(task: RunTask, memory_limit_mb: int) -> dict[str, Any
     try:
         while True:  # the child first reports the agent's metadata, then the record
             message = recv.recv()
-            if "__meta__" not in message:
+            if not isinstance(message, dict) or "__meta__" not in message:
                 break
             meta, message = message["__meta__"], None
     except (EOFError, OSError):
@@ -157,8 +160,8 @@ def _run_with_memory_limit(task: RunTask, memory_limit_mb: int) -> dict[str, Any
         code = proc.exitcode
         why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return failed_record(task, "failed", f"run process died ({why}) before reporting a result", time.monotonic() - t0, meta).to_dict()
-    if "__error__" in message:
-        return failed_record(task, "failed", message["__error__"], time.monotonic() - t0, meta).to_dict()
+    if isinstance(message, dict) and "__error__" in message:
+        return failed_record(task, "failed", str(message["__error__"])[:65536], time.monotonic() - t0, meta).to_dict()
     return message
 
 
@@ -384,7 +387,7 @@ class RayExecutor:
                             msg = f"Ray worker died during the run in all {attempt} attempts (max_retries={self.max_retries}):\n" + "\n".join(reasons)
                             yield self._final(failed(task, "failed", msg, elapsed), attempt)
                         continue
-                    rec = RunRecord.from_dict(result)
+                    rec = checked_record(task, result, elapsed)
                     yield self._final(rec, attempt)
                 if self.timeout is not None:
                     now = time.monotonic()

@@ -99,7 +99,8 @@ class SandboxOptions:
         load_timeout: seconds the agent may take to import and construct itself.
         max_message: the largest message either side accepts, in bytes.
         log_limit: bytes of the agent's stdout/stderr kept per run (the rest is counted).
-        agent_path: the agent's file or folder, mounted read-only at ``/agent``.
+        agent_path: the agent's folder, mounted read-only at ``/agent``.
+        hide: paths masked inside the agent's folder (the store and its WAL, when they lie there).
         hidden_seeds: a secret (bytes) from which evaluation env seeds are derived (None: public seeds).
         interval: seconds between limit checks.
     """
@@ -115,6 +116,13 @@ class SandboxOptions:
     agent_path: str | None = None
     hidden_seeds: bytes | None = field(default=None, repr=False)
     interval: float = 0.05
+    hide: list[str] = field(default_factory=list)
+
+    def agent_dir(self, mode: str) -> str | None:
+        """Where the agent's folder appears to the agent (``/agent`` under bubblewrap)."""
+        if not self.agent_path:
+            return None
+        return "/agent" if mode == "bwrap" else os.path.realpath(self.agent_path)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -128,7 +136,8 @@ def _cpu_seconds(pid: int) -> float:
     return sum(int(x) for x in f[11:15]) / _CLK_TCK
 
 
-def _set_pdeathsig() -> None:
+def set_parent_death_signal() -> None:
+    """Ask the kernel to SIGKILL this process when its parent ends (Linux; a no-op elsewhere)."""
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
@@ -216,7 +225,15 @@ class Sandbox:
         args += ["--ro-bind", str(pkg), str(pkg)]
         agent = self.options.agent_path
         if agent:
-            args += ["--ro-bind", os.path.realpath(agent), "/agent"]
+            real = os.path.realpath(agent)
+            args += ["--ro-bind", real, "/agent"]
+            # a store (or anything else asked to be hidden) inside the agent's folder is masked
+            for h in self.options.hide:
+                hr = os.path.realpath(h)
+                if hr == real or not hr.startswith(real + "/") or not os.path.exists(hr):
+                    continue
+                inside = "/agent/" + os.path.relpath(hr, real)
+                args += ["--tmpfs", inside] if os.path.isdir(hr) else ["--ro-bind", "/dev/null", inside]
         args += ["--chdir", "/tmp", "--clearenv"]
         for k, v in self._env("/tmp", str(pkg.parent)).items():
             args += ["--setenv", k, v]
@@ -233,7 +250,7 @@ class Sandbox:
             argv, env, cwd = self.command(theirs.fileno())
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w, pass_fds=(theirs.fileno(),),
-                env=env if env is not None else {}, cwd=cwd, start_new_session=True, preexec_fn=_set_pdeathsig,
+                env=env if env is not None else {}, cwd=cwd, start_new_session=True, preexec_fn=set_parent_death_signal,
                 close_fds=True,
             )
         except BaseException:

@@ -1,0 +1,97 @@
+"""Integrity beyond SQLite's: a content hash per run, checked whenever runs are read.
+
+SQLite's checksums catch a broken page, not a changed value: a flipped bit in a
+stored metric reads back as another number. Each run therefore stores
+``content_hash``, a SHA-256 over the canonical JSON of its whole record (every
+field, every episode's return, length, metrics and cost counters, the log);
+:func:`damaged_runs` recomputes it from what the store holds now, and the
+leaderboard reports a run whose hash differs as ``damaged`` and never scores it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable, Iterator
+
+import sqlalchemy as sa
+
+from icmlgym.catalog import canonical_json
+from icmlgym.leaderboard import schema as S
+from icmlgym.runner.record import EpisodeRecord, RunRecord
+
+_JSON = ("env_kwargs", "env_spec", "agent_kwargs", "cost", "hardware", "device", "versions", "isolation")
+_NAN = float("nan")
+
+
+def content_hash(rec: RunRecord) -> str:
+    """The hash a run is stored with (32 hex digits)."""
+    return hashlib.sha256(canonical_json(rec.to_dict()).encode()).hexdigest()[:32]
+
+
+def _run_rows(conn: sa.Connection, run_ids: list[str] | None) -> list[Any]:
+    q = sa.select(S.runs)
+    if run_ids is not None:
+        q = q.where(S.runs.c.run_id.in_(run_ids))
+    return list(conn.execute(q.order_by(S.runs.c.run_id)).mappings())
+
+
+def records_from_rows(conn: sa.Connection, rows: Iterable[Any]) -> Iterator[tuple[RunRecord, str]]:
+    """(record, stored content hash) for each runs-table row (a mapping), episodes read from ``conn``."""
+    rows = list(rows)
+    ids = [r["run_id"] for r in rows]
+    e, v = S.episodes.c, S.episode_values.c
+    eps: list[Any] = []
+    vals: list[Any] = []
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        eps += conn.execute(sa.select(e.run_id, e.episode, e.ret, e.length, e.wall_time).where(e.run_id.in_(chunk)).order_by(e.run_id, e.episode)).all()
+        vals += conn.execute(sa.select(v.run_id, v.episode, v.kind, v.name, v.value).where(v.run_id.in_(chunk))).all()
+    by_ep: dict[tuple[str, int], dict[str, dict[str, float]]] = {}
+    for rid, ep, kind, name, value in vals:
+        slot = by_ep.setdefault((rid, ep), {"metric": {}, "cost": {}})
+        slot[kind][name] = _NAN if value is None else value
+    by_run: dict[str, list[EpisodeRecord]] = {}
+    for rid, ep, ret, length, wall in eps:
+        slot = by_ep.get((rid, ep), {"metric": {}, "cost": {}})
+        by_run.setdefault(rid, []).append(EpisodeRecord(ep, _NAN if ret is None else ret, length, slot["metric"], slot["cost"], wall))
+    for row in rows:
+        parsed = {f: json.loads(row[f]) if isinstance(row.get(f), str) else (row.get(f) or {}) for f in _JSON if f in row}
+        rec = RunRecord(
+            env_id=row["env_id"], agent_name=row["agent_name"], seed=int(row["seed"]), tier=row["tier"],
+            env_kwargs=parsed["env_kwargs"], env_spec=parsed["env_spec"], agent_entry_point=row["agent_entry_point"],
+            agent_source_hash=row["agent_source_hash"], code_hash=row.get("code_hash", "") or "",
+            env_source_hash=row.get("env_source_hash", "") or "", agent_kwargs=parsed["agent_kwargs"], status=row["status"],
+            error=row["error"], episodes=by_run.get(row["run_id"], []), cost=parsed["cost"], wall_time=row["wall_time"],
+            train_wall_time=row["train_wall_time"], hardware=parsed["hardware"], device=parsed["device"],
+            versions=parsed["versions"], git_commit=row["git_commit"], timestamp=row["timestamp"], run_id=row["run_id"],
+            suite=row["suite"], attempts=int(row["attempts"]), record_version=int(row["record_version"]),
+            isolation=parsed.get("isolation", {}), log=row.get("log", "") or "",
+        )
+        yield rec, row.get("content_hash", "") or ""
+
+
+def fill_content_hashes(conn: sa.Connection) -> int:
+    """Store the content hash of every run that has none (used by the schema migration)."""
+    rows = [r for r in _run_rows(conn, None) if not r.get("content_hash")]
+    updates = [{"rid": rec.run_id, "h": content_hash(rec)} for rec, _ in records_from_rows(conn, rows)]
+    if updates:
+        conn.execute(sa.text("UPDATE icmlgym_runs SET content_hash = :h WHERE run_id = :rid"), updates)
+    return len(updates)
+
+
+def damaged_runs(conn: sa.Connection, run_ids: list[str] | None = None) -> dict[str, str]:
+    """``{run_id: reason}`` for the runs whose stored values no longer match their content hash."""
+    out: dict[str, str] = {}
+    rows = _run_rows(conn, run_ids) if run_ids is None else [r for i in range(0, len(run_ids), 500) for r in _run_rows(conn, run_ids[i : i + 500])]
+    for rec, stored in records_from_rows(conn, rows):
+        if not stored:
+            out[rec.run_id] = "no content hash stored"
+            continue
+        actual = content_hash(rec)
+        if actual != stored:
+            out[rec.run_id] = f"content hash {actual[:12]} differs from the stored {stored[:12]}: a stored value changed"
+    return out
+
+
+__all__ = ["content_hash", "damaged_runs", "fill_content_hashes", "records_from_rows"]
