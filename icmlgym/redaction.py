@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 REDACTED = "<redacted>"
 _SECRET_NAME = re.compile(
-    r"(api[_-]?key|apikey|token|passw(or)?d|passwd|pwd|secret|credential|private[_-]?key|access[_-]?key|auth)",
+    r"(api[_-]?key|apikey|token|passw(or)?d|passwd|secret|credential|private[_-]?key|access[_-]?key|auth[_-]?(key|token)|bearer)",
     re.IGNORECASE,
 )
 _MIN_SECRET_LEN = 6  # shorter values would blank out ordinary words

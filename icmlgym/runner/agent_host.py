@@ -69,13 +69,14 @@ class AgentHost:
     def _ensure_registered(card: Any) -> None:
         from icmlgym.catalog import UnknownEnvError
         from icmlgym.catalog import card as lookup
-        from icmlgym.envs import _register_card, register_all
+        from icmlgym.envs import register_all
+        from icmlgym.registry import register
 
         register_all()
         try:
             lookup(card.id)
         except UnknownEnvError:
-            _register_card(card)
+            register(card)
 
     def reset(self, seed: int, episode: int) -> None:
         if isinstance(self.specs, dict):

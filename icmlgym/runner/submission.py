@@ -2,7 +2,7 @@
 
 :func:`identify` turns what a user submits (a shipped agent name, ``path/to/file.py[:Class]``
 or ``module:Class``) into an :class:`~icmlgym.runner.evaluator.Isolation`: the entry's
-name (the submitter's ``--name``, by default the file's stem; never a class
+name (the submitter's ``--name``, by default the file's stem, with ``:Class`` when one is named; never a class
 attribute), the entry point, a hash of the source file's bytes, and what the
 agent host loads inside the sandbox. Shipped agent names are reserved for the
 shipped agents. Files are located without executing anything
@@ -77,7 +77,7 @@ def identify(agent: str, name: str | None = None, options: SandboxOptions | None
         info = AGENTS[text]
         mod = info.entry_point.partition(":")[0]
         path, _ = locate_module(mod)
-        return Isolation(_check_name(name or text, text), info.entry_point, file_hash(path), text, opts)
+        return Isolation(_check_name(name or text, text), info.entry_point, file_hash(path), text, opts, str(path))
     path_part, sep, attr = text.rpartition(":")
     if not sep:
         path_part, attr = text, ""
@@ -88,11 +88,12 @@ def identify(agent: str, name: str | None = None, options: SandboxOptions | None
         p = p.resolve()
         opts.agent_path = str(p.parent)
         load = str(p) + (f":{attr}" if attr else "")
-        return Isolation(_check_name(name or p.stem, None), text, file_hash(p), load, opts)
+        default = p.stem + (f":{attr}" if attr else "")  # two classes of one file are two entries
+        return Isolation(_check_name(name or default, None), text, file_hash(p), load, opts, str(p))
     if sep and path_part and attr:
         path, root = locate_module(path_part)
         opts.agent_path = str(root)
-        return Isolation(_check_name(name or text, None), text, file_hash(path), text, opts)
+        return Isolation(_check_name(name or text, None), text, file_hash(path), text, opts, str(path))
     raise SubmissionError(
         f"unknown agent {text!r}: give a shipped name (`icmlgym agents`), module:Class, or a path to a .py file"
     )
