@@ -30,7 +30,20 @@ TASK_ENVS: dict[str, tuple[str, str]] = {
     "CogIntervalTiming": ("interval_timing", "measure an interval, reproduce it after the set cue (NeuroGym ReadySetGo)"),
 }
 
-TASK_AGENTS: tuple[str, ...] = ("random", "sb3-ppo")
+TASK_AGENTS: tuple[str, ...] = ("cognitive-rnn-policy", "random", "sb3-ppo")
+
+
+# mean accuracy over seeds 0, 1, 2 at the smoke tier of `random` and of the reference agent, measured
+# with `python benchmarks/cognitive_refs.py`. At smoke (2,048 training trials) the reference RNN has not
+# learned delayed match-to-sample (below random, which answers by chance) or context integration.
+SMOKE_REFS: dict[str, tuple[float, float]] = {
+    "CogPerceptualDecision": (0.3000, 0.8667),
+    "CogContextIntegration": (0.2833, 0.3167),
+    "CogDelayedMatch": (0.6500, 0.4333),
+    "CogGoNoGo": (0.6000, 1.0000),
+    "CogDelayedComparison": (0.3000, 0.5667),
+    "CogIntervalTiming": (0.0000, 0.7833),
+}
 
 
 def _task_card(env_name: str, task: str, description: str) -> TaskCard:
@@ -49,8 +62,9 @@ def _task_card(env_name: str, task: str, description: str) -> TaskCard:
             "full": Tier(episodes=5, env_kwargs={"trials_per_episode": 100}, train_steps=100_000, seeds=10),
         },
         extra=None,
-        reference_agent=None,
-        baselines=TASK_AGENTS,
+        reference_agent=TASK_AGENTS[0],
+        baselines=TASK_AGENTS[1:],
+        score_refs={"smoke": SMOKE_REFS[env_name]},
         suites=("cognitive",),
         description=description,
         default_kwargs={"task": task},
@@ -59,4 +73,60 @@ def _task_card(env_name: str, task: str, description: str) -> TaskCard:
 
 CARDS = [_task_card(name, task, desc) for name, (task, desc) in TASK_ENVS.items()]
 
-AGENTS: dict[str, AgentInfo] = {}
+RNN_BASELINES: tuple[str, ...] = ("cognitive-dale", "cognitive-dale-halfnormal", "cognitive-unconstrained", "cognitive-l1", "random")
+
+CARDS.append(
+    TaskCard(
+        id="icmlgym/CognitiveRNN-v0",
+        family="cognitive",
+        paper=PAPER,
+        entry_point="icmlgym.envs.cognitive.rnn_env:CognitiveRNNEnv",
+        kind="single",
+        # generalisation to held-out conditions is the paper's question; test accuracy saturates on easy tasks
+        primary_metric="heldout_accuracy",
+        direction="max",
+        cost_units=("eval_trials", "forward_flops"),
+        tiers={
+            "smoke": Tier(episodes=1, env_kwargs={"n_hidden": 32, "n_train_trials": 32, "n_eval_trials": 128}, train_steps=100, seeds=3),
+            "standard": Tier(episodes=1, env_kwargs={"n_hidden": 64, "n_train_trials": 64, "n_eval_trials": 256}, train_steps=300, seeds=10),
+            "full": Tier(episodes=1, env_kwargs={"n_hidden": 128, "n_train_trials": 128, "n_eval_trials": 1024}, train_steps=2000, seeds=10),
+        },
+        extra=None,  # the env runs the submitted network in numpy; the training agents need [cognitive]
+        reference_agent="cognitive-dale-lognormal",
+        baselines=RNN_BASELINES,
+        # mean heldout_accuracy over seeds 0, 1, 2 at smoke (`python benchmarks/cognitive_refs.py`)
+        score_refs={"smoke": (0.3620, 0.7995)},
+        suites=("cognitive",),
+        description="train an RNN from few trials under a unit budget; scored on fresh and held-out trials (accuracy, rank, dimension, readout, tail)",
+    )
+)
+
+_TRAINER = "icmlgym.agents.cognitive"
+AGENTS: dict[str, AgentInfo] = {
+    "cognitive-rnn-policy": AgentInfo(
+        f"{_TRAINER}:RNNPolicyAgent",
+        kind="reference",
+        extra="cognitive",
+        description="a Dale + log-normal (OT-projected) RNN trained on generated trials of the task, then run step by step",
+    ),
+    "cognitive-dale-lognormal": AgentInfo(
+        f"{_TRAINER}:HeavyTailedDaleAgent",
+        kind="reference",
+        extra="cognitive",
+        description="Dale's principle, log-normal magnitudes maintained by exact 1-D optimal transport after every step",
+    ),
+    "cognitive-dale": AgentInfo(
+        "icmlgym.baselines.cognitive:DaleAgent", extra="cognitive", description="Dale's principle, same log-normal start, no distribution constraint"
+    ),
+    "cognitive-dale-halfnormal": AgentInfo(
+        "icmlgym.baselines.cognitive:LightTailedDaleAgent",
+        extra="cognitive",
+        description="Dale's principle, the same OT projection onto a half-normal of equal second moment",
+    ),
+    "cognitive-unconstrained": AgentInfo(
+        "icmlgym.baselines.cognitive:UnconstrainedAgent", extra="cognitive", description="a free rate RNN, Gaussian start of the same gain"
+    ),
+    "cognitive-l1": AgentInfo(
+        "icmlgym.baselines.cognitive:L1SparseAgent", extra="cognitive", description="a free rate RNN with an L1 penalty on its recurrent weights"
+    ),
+}
