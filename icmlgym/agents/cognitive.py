@@ -73,17 +73,21 @@ def fit_network(
     response_weight: float = 5.0,
 ) -> dict[str, int]:
     """Train ``net`` on the trials for ``steps`` Adam steps (minibatches drawn by ``rng``);
-    returns the counters ``gradient_steps``, ``train_examples``, ``forward_flops``."""
+    returns the counters ``gradient_steps``, ``train_examples``, ``forward_flops``, ``backward_flops``
+    (FLOPs counted by :func:`icmlgym.nn.counters.count_flops` from the dispatched ops)."""
     torch = _torch()
+    from icmlgym.nn.counters import CostMeter, count_flops
+
     x_all = torch.as_tensor(inputs, dtype=torch.float32)
     y_all = torch.as_tensor(hold_response(targets, response_mask), dtype=torch.long)
     w_all = torch.as_tensor(np.where(targets < 0, 0.0, 1.0 + (response_weight - 1.0) * response_mask), dtype=torch.float32)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     n = len(inputs)
-    flops = 0
+    meter = CostMeter({"gradient_steps": 0, "train_examples": 0, "forward_flops": 0, "backward_flops": 0})
     for _ in range(int(steps)):
         idx = torch.as_tensor(rng.integers(0, n, size=min(batch_size, n)))
         x, y, w = x_all[idx], y_all[idx], w_all[idx]
+        fwd, bwd = count_flops(net, (x,), backward=True)
         logits = net(x)
         ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.clamp(min=0).reshape(-1), reduction="none")
         loss = (ce * w.reshape(-1)).sum() / w.sum()
@@ -93,8 +97,11 @@ def fit_network(
         loss.backward()
         opt.step()
         net.project_()
-        flops += net.forward_flops(len(idx), x.shape[1])
-    return {"gradient_steps": int(steps), "train_examples": int(steps) * min(batch_size, n), "forward_flops": flops}
+        meter.add("gradient_steps")
+        meter.add("train_examples", len(idx))
+        meter.add("forward_flops", fwd)
+        meter.add("backward_flops", bwd)
+    return {k: int(v) for k, v in meter.as_dict().items()}
 
 
 class RNNTrainerAgent(BaseAgent):
@@ -140,10 +147,11 @@ class RNNTrainerAgent(BaseAgent):
             self._seed = int(seed)
 
     def build(self, n_input: int, n_hidden: int, n_output: int, alpha: float, rate_max: float):
-        torch = _torch()
+        _torch()
         from icmlgym.nn.recurrent import RecurrentNetwork
+        from icmlgym.nn.runtime import seed_everything
 
-        torch.manual_seed(self._seed)
+        seed_everything(self._seed)
         return RecurrentNetwork(
             n_input, n_hidden, n_output, make_constraint(self.constraint, self.shape, solver=self.solver), alpha=alpha, rate_max=rate_max, gain=self.gain, seed=self._seed
         )
@@ -191,7 +199,8 @@ class RNNPolicyAgent(BaseAgent):
 
     ``train(env, budget)``: ``budget`` training trials of the task (drawn from the task's
     public generator with the env's task arguments), ``budget // batch_size`` Adam
-    steps. ``act``: one network step per env step; the state is reset at each new trial.
+    steps. It counts the budget in trials where SB3's agents count env steps (one trial
+    is 15 to 60 env steps), and it learns from the ground truth, not from rewards. ``act``: one network step per env step; the state is reset at each new trial.
     """
 
     name = "cognitive-rnn-policy"
@@ -211,15 +220,16 @@ class RNNPolicyAgent(BaseAgent):
         self._state = None
 
     def train(self, env, budget: int) -> None:
-        torch = _torch()
+        _torch()
         from icmlgym.envs.cognitive.tasks import make_task
         from icmlgym.nn.recurrent import RecurrentNetwork
+        from icmlgym.nn.runtime import seed_everything
 
         kw = {**(self.spec.card.default_kwargs if self.spec and self.spec.card else {}), **(self.spec.env_kwargs if self.spec else {})}
         task = make_task(kw.get("task", "perceptual_decision"), **dict(kw.get("task_kwargs") or {}))
         n_trials = max(self.batch_size, int(budget))
         trials = task.batch(n_trials, self.np_random)
-        torch.manual_seed(self._seed)
+        seed_everything(self._seed)
         self.net = RecurrentNetwork(task.n_input, self.n_hidden, task.n_actions, make_constraint(self.constraint, self.shape), alpha=self.alpha, seed=self._seed)
         fit_network(self.net, trials.inputs, trials.targets, trials.response_mask, n_trials // self.batch_size, self.np_random, batch_size=self.batch_size, lr=self.lr)
         self._w = {k: v.astype(np.float64) for k, v in self.net.to_arrays().items()}

@@ -238,11 +238,6 @@ class RecurrentNetwork(nn.Module):
         """Apply the constraint's projection (after an optimiser step)."""
         self.constraint.project_(self.w_rec_raw.data)
 
-    def forward_flops(self, batch: int, steps: int) -> int:
-        """Multiply-adds x 2 of one forward pass over ``batch`` trials of ``steps`` steps."""
-        n, i, o = self.n_hidden, self.n_input, self.n_output
-        return 2 * batch * steps * (n * n + n * i + o * n)
-
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The effective weights as float32 arrays (the action of ``icmlgym/CognitiveRNN-v0``)."""
         with torch.no_grad():
