@@ -292,9 +292,30 @@ def add_to_suite(suite: str, env_id: str, env_kwargs: dict[str, Any] | None = No
         members.append(entry)
 
 
+# cross-family suites whose aggregate means something, with the reason (a suite aggregate
+# normalises and pools scores across tasks; across families that asks no common question)
+SUITE_REASONS: dict[str, str] = {}
+
+
+def declare_suite_reason(suite: str, reason: str) -> None:
+    """Declare why a suite spanning several families may be aggregated into one score."""
+    if not reason.strip():
+        raise ValueError(f"a cross-family suite needs a reason, got {reason!r} for {suite!r}")
+    SUITE_REASONS[suite] = reason.strip()
+
+
+def suite_families(members: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The families of a suite's envs (envs not in this catalog count as their id)."""
+    return sorted({_CARDS[e].family if e in _CARDS else e for e, _ in members})
+
+
 def suites() -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """Every suite: name -> [(env id, env kwargs)]. ``all`` holds every env with its defaults."""
+    """Every suite: name -> [(env id, env kwargs)]. ``all`` holds every env with its defaults;
+    each family is a suite of its envs under its own name unless a suite of that name is declared."""
     out = {name: list(members) for name, members in _SUITES.items()}
+    for c in sorted(_CARDS.values(), key=lambda c: c.id):
+        if c.family not in _SUITES:
+            out.setdefault(c.family, []).append((c.id, {}))
     out["all"] = [(i, {}) for i in sorted(_CARDS)]
     out["installed"] = [(i, {}) for i in sorted(_CARDS) if _CARDS[i].installed]
     return out

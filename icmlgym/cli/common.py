@@ -34,10 +34,34 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def open_board(store: Optional[str]):
-    """Open the store, or exit with the store's own error (a foreign or corrupt file is never touched)."""
+def store_file(store: Optional[str]) -> Optional[Path]:
+    """The SQLite file a ``--store`` value names (the default store too), without creating anything;
+    None for a server URL or an in-memory store."""
+    import os
+
+    if store is None:
+        home = os.environ.get("ICMLGYM_HOME")
+        return (Path(home) if home else Path.cwd() / "icmlgym-results") / "leaderboard.db"
+    if "://" not in store:
+        return Path(store).expanduser()
+    if store.startswith("sqlite:///"):
+        rest = store[len("sqlite:///"):]
+        return Path(rest) if rest and rest != ":memory:" else None
+    return None
+
+
+def open_board(store: Optional[str], must_exist: bool = False):
+    """Open the store, or exit with the store's own error (a foreign or corrupt file is never touched).
+
+    ``must_exist``: for commands that only read, a store file that does not exist is an error
+    (exit 2), never created."""
     from icmlgym.leaderboard import Leaderboard, StoreError
 
+    if must_exist:
+        path = store_file(store)
+        if path is not None and not path.is_file():
+            where = "--store" if store is not None else "the default store"
+            fail(f"{where} {path} does not exist: run `icmlgym benchmark` or `icmlgym run` first, or give --store")
     try:
         return Leaderboard(store)
     except (StoreError, ValueError) as err:
@@ -52,7 +76,7 @@ def emit(text: str, output: Optional[Path]) -> None:
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {output}")
+        typer.echo(f"wrote {output}", err=True)
 
 
 def check_format(fmt: str) -> None:

@@ -175,6 +175,11 @@ class Leaderboard:
         df = self._store.runs_frame(columns=["run_key"], parse_json=False, status=status)
         return set(df["run_key"])
 
+    def stored_names(self) -> dict[str, set[str]]:
+        """The env ids, agent names and suite names that stored runs carry (for checking a selection)."""
+        df = self._store.runs_frame(columns=["env_id", "agent_name", "suite"], parse_json=False)
+        return {"env": set(df["env_id"]), "agent": set(df["agent_name"]), "suite": set(df["suite"])}
+
     def __len__(self) -> int:
         """The number of stored runs."""
         return len(self._store.runs_frame(columns=["run_id"], parse_json=False))
@@ -335,7 +340,31 @@ class Leaderboard:
         filters = {"env": env, "suite": suite, "tier": tier, "agent": agent, "device": device, "seeds": seeds}
         runs = self.run_scores(metric=metric, direction=direction, refs=refs, by_device=by_device, **filters)
         task = self._task_level(runs, n_boot, ci, seed, cost_unit)
+        refusal = self.aggregate_refusal(suite)
+        if refusal:
+            task.attrs.setdefault("notes", []).append(refusal)
+            return task, None
         return task, (self._suite_level(runs, suite, tier, n_boot, ci, seed) if suite is not None else None)
+
+    @staticmethod
+    def aggregate_refusal(suite: Any) -> str | None:
+        """Why a named suite gets no aggregate (its envs span families and no reason is declared
+        in ``icmlgym.catalog.SUITE_REASONS``), or None when it may be aggregated."""
+        from icmlgym.catalog import SUITE_REASONS, suite_families
+
+        if not isinstance(suite, str) or suite in SUITE_REASONS:
+            return None
+        try:
+            fams = suite_families(catalog_suite(suite))
+        except KeyError:
+            return None
+        if len(fams) <= 1:
+            return None
+        return (
+            f"suite {suite!r} spans families {', '.join(fams)}, whose tasks ask different questions: no aggregate "
+            f"or overall rank (use a family suite such as {fams[0]!r}, or declare the suite's reason with "
+            "icmlgym.catalog.declare_suite_reason)"
+        )
 
     @staticmethod
     def _task_level(runs: pd.DataFrame, n_boot: int, ci: float, seed: int, cost_unit: str | None) -> pd.DataFrame:
@@ -344,6 +373,9 @@ class Leaderboard:
         return df
 
     def _suite_level(self, runs: pd.DataFrame, suite: Any, tier: str | None, n_boot: int, ci: float, seed: int) -> pd.DataFrame:
+        refusal = self.aggregate_refusal(suite)
+        if refusal:
+            raise ValueError(refusal)
         if tier is None and runs["tier"].nunique() > 1:
             raise ValueError(f"the runs span tiers {sorted(runs['tier'].unique())}; pass tier=... for a suite aggregate")
         tasks = self._suite_tasks(suite) if suite is not None else None

@@ -27,7 +27,7 @@ from icmlgym.catalog import UnknownEnvError, card
 COLUMNS = ("entry", "ref", "rank", "mean", "95% CI", "normalised", "seeds", "failed")
 REQUIRED = ("entry", "mean", "95% CI")
 # dropped in this order when a table is wider than the terminal
-DROP_ORDER = ("failed", "seeds", "ref", "normalised", "rank")
+DROP_ORDER = ("failed", "seeds", "normalised", "rank", "ref")
 MARK = "*"
 
 
@@ -44,15 +44,18 @@ def terminal_width(default: int = 100) -> int:
 def number_format(values: Iterable[float]) -> "callable":
     """One formatter for a set of numbers: fixed-point with enough decimals for 4 significant
     digits of the largest, or scientific (3 decimals) when they are all tiny or huge."""
+    def clean(text: str) -> str:  # no "-0.000" beside "0.000"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+
     finite = [abs(float(v)) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v)) and math.isfinite(float(v))]
     big = max(finite, default=0.0)
     nonzero = [v for v in finite if v > 0]
     if big and (big >= 1e6 or big < 1e-3):
-        return lambda x: "–" if _missing(x) else f"{float(x):.3e}"
+        return lambda x: "–" if _missing(x) else clean(f"{float(x):.3e}")
     if not nonzero:
         return lambda x: "–" if _missing(x) else f"{float(x):.1f}" if float(x) != int(float(x)) else f"{float(x):.0f}"
     decimals = max(0, min(6, 3 - int(math.floor(math.log10(big)))))
-    return lambda x: "–" if _missing(x) else f"{float(x):.{decimals}f}"
+    return lambda x: "–" if _missing(x) else clean(f"{float(x):.{decimals}f}")
 
 
 def _missing(x: Any) -> bool:
@@ -132,7 +135,7 @@ def format_family(family: str, blocks: Sequence[tuple[str, str, list[dict[str, s
             if line_width(cols) <= width:
                 break
             cols.remove(c)
-    lines = [f"{family}", "=" * min(width, max(len(family), 12))]
+    lines = [f"{family}", "=" * min(width, len(family))]
     if line_width(cols) > width:
         # an entry name too long for any table at this width: one "name: value" line each, never cut
         for _, header, rows in blocks:
@@ -171,6 +174,30 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width=max(20, width)))
 
 
+def format_aggregate(agg: pd.DataFrame, title: str, width: int) -> str:
+    """A suite aggregate as a compact table: the entries that ran every task, ranked, with the IQM
+    and mean of normalised scores and their intervals; the others are named in a line below."""
+    done = agg[agg["tasks_missing"] == 0]
+    rest = agg[agg["tasks_missing"] > 0]
+    lines = [title, "=" * min(width, len(title))]
+    if done.empty:
+        lines.append("no entry ran every task of the suite: nothing to aggregate")
+    else:
+        f = number_format(list(done["iqm"]) + list(done["mean"]))
+        rows = [{
+            "entry": str(r.entry), "rank": _rank(r.rank, r.rank_worst), "IQM": f(r.iqm),
+            "IQM 95% CI": "–" if _missing(r.iqm_low) else f"[{f(r.iqm_low)}, {f(r.iqm_high)}]",
+            "mean": f(r.mean), "tasks": str(int(r.tasks)), "failed": str(int(r.failed) + int(r.timeout)) if int(r.failed) + int(r.timeout) else "",
+        } for r in done.itertuples(index=False)]
+        cols = list(rows[0])
+        w = {c: max(len(c), *(len(r[c]) for r in rows)) for c in cols}
+        lines.append(("  " + "  ".join(c.ljust(w[c]) if c == "entry" else c.rjust(w[c]) for c in cols)).rstrip())
+        lines += [("  " + "  ".join(r[c].ljust(w[c]) if c == "entry" else r[c].rjust(w[c]) for c in cols)).rstrip() for r in rows]
+    if len(rest):
+        lines.append(_wrap("not aggregated (missed some tasks): " + ", ".join(rest["entry"].astype(str)), width))
+    return "\n".join(lines) + "\n"
+
+
 def print_family_tables(
     board: Any,
     tasks: Sequence[tuple[str, dict]] | None = None,
@@ -199,4 +226,4 @@ def print_family_tables(
     return text
 
 
-__all__ = ["COLUMNS", "compact_rows", "family_tables_text", "format_family", "number_format", "print_family_tables", "terminal_width"]
+__all__ = ["COLUMNS", "compact_rows", "format_aggregate", "family_tables_text", "format_family", "number_format", "print_family_tables", "terminal_width"]

@@ -167,9 +167,10 @@ def suite_table(runs: pd.DataFrame, tasks: Sequence[str] | None = None, n_boot: 
     stratified bootstrap intervals, a rank interval (from the IQM intervals), and run counts.
 
     Only tasks with normalisation references count towards aggregates; tasks without them are
-    listed in ``df.attrs["unnormalised_tasks"]``. An entry that lacks some normalised tasks is
-    aggregated over the tasks it has and flagged with ``tasks_missing`` (its score is then not
-    comparable with complete entries). ``df.attrs["notes"]`` lists such caveats in words.
+    listed in ``df.attrs["unnormalised_tasks"]``. Only entries that ran every normalised task
+    are aggregated and ranked: an entry that lacks some keeps its row (counts, ``tasks_missing``)
+    with no aggregate, after the complete ones, since an average over other tasks is not
+    comparable. ``df.attrs["notes"]`` lists such caveats in words.
     """
     notes: list[str] = []
     cols = ["entry", "rank", "rank_worst", "iqm", "iqm_low", "iqm_high", "mean", "mean_low", "mean_high", "median",
@@ -219,14 +220,17 @@ def suite_table(runs: pd.DataFrame, tasks: Sequence[str] | None = None, n_boot: 
                 row[name] = row[f"{name}_low"] = row[f"{name}_high"] = np.nan
         rows.append(row)
     df = pd.DataFrame(rows)
-    # only entries that ran every normalised task are ranked against each other
+    # only entries that ran every normalised task are aggregated and ranked
     complete = (df["tasks_missing"] == 0).to_numpy()
+    agg_cols = [f"{m}{s}" for m in ("iqm", "mean", "median") for s in ("", "_low", "_high")]
+    df.loc[~complete, agg_cols] = np.nan
     best, worst = stats.rank_intervals(np.where(complete, df["iqm_low"], np.nan), np.where(complete, df["iqm_high"], np.nan))
     df["rank"], df["rank_worst"] = best, worst
     incomplete = df.loc[~complete, "entry"].tolist()
     if incomplete:
-        notes.append(f"entries missing some tasks (aggregated over the tasks they have; not comparable, not ranked): {', '.join(incomplete)}")
-    df = df[cols].sort_values(["rank", "iqm"], ascending=[True, False], na_position="last").reset_index(drop=True)
+        notes.append(f"entries missing some tasks (not aggregated, not ranked: an average over other tasks is not comparable): {', '.join(incomplete)}")
+    df = df[cols].assign(_c=~complete).sort_values(["_c", "rank", "iqm", "entry"], ascending=[True, True, False, True], na_position="last")
+    df = df.drop(columns="_c").reset_index(drop=True)
     df.attrs.update(notes=notes, unnormalised_tasks=unnormalised, tasks=norm_tasks)
     return df
 

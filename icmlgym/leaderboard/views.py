@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from icmlgym.catalog import MissingExtraError
+from icmlgym.leaderboard.family import number_format
 
 FORMATS = ("table", "markdown", "csv", "html")
 MAX_PLOTS = 60
@@ -71,9 +72,11 @@ def display_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             put(c, df[c].astype(str), df[c])
         put("rank", [_rank(b, w) for b, w in zip(df["rank"], df["rank_worst"])], df["rank"])
         put("metric", df["metric"].astype(str) + arrow, df["metric"])
-        put("mean", [_num(v) for v in df["mean"]], df["mean"])
+        # one number format per task for its means and intervals (never 0.0001942 beside 7.6e-05)
+        fmts = {t: number_format(list(g["mean"]) + list(g["ci_low"]) + list(g["ci_high"])) for t, g in df.groupby("task")}
+        put("mean", [fmts[t](v) for t, v in zip(df["task"], df["mean"])], df["mean"])
         put("s.e.", [_num(v, 2) for v in df["se"]], df["se"])
-        put("95% CI", [_ci(a, b) for a, b in zip(df["ci_low"], df["ci_high"])], df["ci_low"])
+        put("95% CI", ["–" if pd.isna(a) or pd.isna(b) else f"[{fmts[t](a)}, {fmts[t](b)}]" for t, a, b in zip(df["task"], df["ci_low"], df["ci_high"])], df["ci_low"])
         put("normalised", [_num(v, 3) if pd.notna(v) else "–" for v in df["norm"]], df["norm"])
         req = df["seeds_required"]
         # "2/3 ⚠": fewer successful seeds than the tier asks; otherwise just the count
@@ -241,7 +244,10 @@ def _interval_plot(labels: list[str], mean: np.ndarray, lo: np.ndarray, hi: np.n
     fig, ax = plt.subplots(figsize=(7, 0.45 * n + 1.2))
     y = np.arange(n)[::-1]
     ok = ~np.isnan(mean)
+    # a deterministic entry's interval has zero width, and its bootstrap bounds can sit an ulp on
+    # the wrong side of the mean: clip so that matplotlib gets no negative error bar
     err = np.vstack([np.where(np.isnan(lo), 0, mean - lo), np.where(np.isnan(hi), 0, hi - mean)])
+    err = np.clip(np.nan_to_num(err, nan=0.0), 0.0, None)
     ax.errorbar(mean[ok], y[ok], xerr=err[:, ok], fmt="o", color="#1f5fa8", ecolor="#6b9bd1", capsize=3)
     if mark is not None:
         m = np.asarray(mark, dtype=bool) & ok
@@ -255,18 +261,23 @@ def _interval_plot(labels: list[str], mean: np.ndarray, lo: np.ndarray, hi: np.n
 
 
 def _cost_plot(sub: pd.DataFrame, cost_col: str, title: str) -> str | None:
+    """Score versus cost with the Pareto front drawn, or None where it says nothing: fewer than
+    two entries with both, or every entry at the same cost. Points carry numbers and the legend
+    names them, so that labels never overlap however close the points are."""
     plt = _plt()
-    d = sub[sub["mean"].notna() & sub[cost_col].notna()]
-    if d.empty:
+    d = sub[sub["mean"].notna() & sub[cost_col].notna()].reset_index(drop=True)
+    if len(d) < 2 or np.ptp(d[cost_col].to_numpy(dtype=float)) <= 1e-12 * max(1.0, float(d[cost_col].abs().max())):
         return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.scatter(d[cost_col], d["mean"], color="#1f5fa8")
-    for _, r in d.iterrows():
-        ax.annotate(str(r["entry"]), (r[cost_col], r["mean"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    fig, ax = plt.subplots(figsize=(7, 4))
     front = d[d["pareto"]].sort_values(cost_col)
     if len(front):
-        ax.step(front[cost_col], front["mean"], where="post", color="#d08000", label="Pareto front")
-        ax.legend(fontsize=8)
+        ax.plot(front[cost_col], front["mean"], "-", color="#d08000", linewidth=2, zorder=1,
+                label="Pareto front" if len(front) > 1 else "Pareto front (one entry)")
+    for i, r in d.iterrows():
+        on = bool(r["pareto"])
+        ax.scatter([r[cost_col]], [r["mean"]], s=70 if on else 45, color="#d08000" if on else "#1f5fa8", zorder=2,
+                   edgecolor="black", linewidth=0.5, label=f"{i + 1}: {r['entry']}")
+        ax.annotate(str(i + 1), (r[cost_col], r["mean"]), fontsize=7, ha="center", va="center", color="white", zorder=3)
     pos = d[cost_col].to_numpy(dtype=float)
     if (pos > 0).all() and pos.max() / max(pos.min(), 1e-300) > 50:
         ax.set_xscale("log")
@@ -274,6 +285,7 @@ def _cost_plot(sub: pd.DataFrame, cost_col: str, title: str) -> str | None:
     ax.set_ylabel(f"{d['metric'].iloc[0]} ({'higher' if d['direction'].iloc[0] == 'max' else 'lower'} is better)")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     return _png(fig)
 
 
@@ -316,7 +328,11 @@ def report_html(board: Any, env: Any = None, suite: Any = None, tier: str | None
             if c:
                 costs.append(c)
         parts.append("<h2>Scores with intervals</h2><div class=\"plots\">" + "".join(f'<img alt="scores" src="{s}">' for s in plots) + "</div>")
-        parts.append("<h2>Score versus cost</h2><div class=\"plots\">" + "".join(f'<img alt="score vs cost" src="{s}">' for s in costs) + "</div>")
+        parts.append("<h2>Score versus cost</h2>")
+        if len(costs) < len(groups[:MAX_PLOTS]):
+            parts.append(f'<p class="note">{len(groups[:MAX_PLOTS]) - len(costs)} task(s) have no score-versus-cost plot: '
+                         "their entries all have the same cost (or fewer than two have a score), so there is no trade-off to draw.</p>")
+        parts.append("<div class=\"plots\">" + "".join(f'<img alt="score vs cost" src="{s}">' for s in costs) + "</div>")
     fails = board.failures(env=env, suite=suite, tier=tier)
     parts.append(f"<h2>Failed and timed-out runs ({len(fails)})</h2>")
     if len(fails):

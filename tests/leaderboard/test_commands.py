@@ -117,11 +117,17 @@ def test_leaderboard_and_compare_commands(app, tmp_path, real_records):
         b.add(real_records)
     r = invoke(app, "leaderboard", "--store", store, "--env", BANDIT, "--format", "markdown")
     assert r.exit_code == 0 and r.output.count("| icmlgym/Bandit-v0 |") == 3
+    # a family suite: compact tables, then the aggregate over the entries that ran every task
+    r = invoke(app, "leaderboard", "--store", store, "--suite", "bandit", "--tier", "smoke")
+    assert r.exit_code == 0 and "aggregate over entries that ran every task" in r.output and "IQM" in r.output
+    # a suite across families: no aggregate, and it says why
     r = invoke(app, "leaderboard", "--store", store, "--suite", "bandits", "--tier", "smoke")
-    assert r.exit_code == 0 and "aggregate" in r.output and "IQM" in r.output
+    assert r.exit_code == 0 and "IQM" not in r.output and "spans families bandit, fairbandit" in r.output
+    r = invoke(app, "leaderboard", "--store", store, "--env", BANDIT, "--format", "html")
+    assert r.exit_code == 0 and r.stdout.startswith("<!DOCTYPE html>")  # the report itself, on stdout
     html = tmp_path / "r.html"
     r = invoke(app, "leaderboard", "--store", store, "--env", BANDIT, "--format", "html", "--output", str(html))
-    assert r.exit_code == 0 and html.read_text().startswith("<!DOCTYPE html>")
+    assert r.exit_code == 0 and html.read_text().startswith("<!DOCTYPE html>") and r.stdout == ""
     exported = tmp_path / "e.csv"
     r = invoke(app, "leaderboard", "--store", store, "--format", "csv", "--export", str(exported))
     assert r.exit_code == 0 and len(pd.read_csv(exported)) == len(real_records)
@@ -134,8 +140,56 @@ def test_leaderboard_and_compare_commands(app, tmp_path, real_records):
     assert rows.set_index("task").loc[BANDIT, "p_improve"] == pytest.approx(1.0)
     r = invoke(app, "compare", "bandit-thompson", "nobody", "--store", store)
     assert r.exit_code == 2 and "no entry 'nobody'" in r.output
-    r = invoke(app, "leaderboard", "--store", store, "--env", "icmlgym/Nope-v0")
-    assert r.exit_code == 0 and "no runs match" in r.output
+
+
+def test_leaderboard_selection_typos_are_errors_with_suggestions(app, tmp_path, real_records):
+    store = str(tmp_path / "s.db")
+    with Leaderboard(store) as b:
+        b.add(real_records)
+    for args, words in (
+        (["--env", "icmlgym/Bandit-v9"], ["--env", "did you mean", "icmlgym/Bandit-v0"]),
+        (["--suite", "bandit-s"], ["--suite", "no suite 'bandit-s'", "bandits"]),
+        (["--agent", "ucb"], ["--agent", "no runs of agent 'ucb'", "ucb1"]),
+        (["--columns", "entry,avg"], ["--columns", "'avg'"]),
+        (["--level", "family-ish"], ["--level"]),
+    ):
+        r = invoke(app, "leaderboard", "--store", store, *args)
+        assert r.exit_code == 2, (args, r.output)
+        assert all(w in r.output for w in words), (args, r.output)
+        assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+def test_read_only_commands_never_create_a_store(app, tmp_path, monkeypatch):
+    missing = tmp_path / "no" / "such" / "dir" / "lb.db"
+    for cmd in (["leaderboard"], ["compare", "a", "b"]):
+        r = invoke(app, *cmd, "--store", str(missing))
+        assert r.exit_code == 2 and "does not exist" in r.output
+    assert not (tmp_path / "no").exists()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ICMLGYM_HOME", raising=False)
+    r = invoke(app, "leaderboard")
+    assert r.exit_code == 2 and "the default store" in r.output and not (tmp_path / "icmlgym-results").exists()
+
+
+def test_merging_a_foreign_file_is_an_error_not_a_traceback(app, tmp_path):
+    foreign = tmp_path / "notes.db"
+    foreign.write_text("not a database")
+    r = invoke(app, "leaderboard", "--store", str(tmp_path / "s.db"), "--merge", str(foreign))
+    assert r.exit_code == 2 and "--merge" in r.output and "not an SQLite database" in r.output
+
+
+def test_delete_asks_first_and_removes_one_entry(app, tmp_path):
+    store = str(tmp_path / "s.db")
+    with Leaderboard(store) as b:
+        b.add([make_record(a, s, [1.0]) for a in ("keep", "drop") for s in range(3)])
+    r = CliRunner().invoke(app, ["leaderboard", "--store", store, "--delete", "drop"], input="n\n")
+    assert r.exit_code == 2 and "add --yes" in r.output  # not a terminal: never deletes without --yes
+    r = invoke(app, "leaderboard", "--store", store, "--delete", "drp", "--yes")
+    assert r.exit_code == 2 and "did you mean drop" in r.output
+    r = invoke(app, "leaderboard", "--store", store, "--delete", "drop", "--yes")
+    assert r.exit_code == 0 and "deleted 3 run(s)" in r.output
+    with Leaderboard(store) as b:
+        assert set(b.runs()["agent_name"]) == {"keep"} and len(b) == 3
 
 
 def test_leaderboard_command_refuses_a_foreign_file(app, tmp_path):

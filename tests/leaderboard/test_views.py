@@ -102,10 +102,59 @@ def test_html_report_in_headless_chromium(tmp_path, store_path):
             agg_rows = page.eval_on_selector_all("#aggregate tbody tr", "rs => rs.map(r => r.cells[0].innerText)")
             assert agg_rows[0] == "beta" and len(agg_rows) == 3
             imgs = page.locator("img").count()
-            assert imgs >= 1 + 2 + 2  # aggregate, per-task scores, per-task score-vs-cost
+            # aggregate and per-task scores; every entry has the same cost here, so no score-vs-cost plot
+            assert imgs == 1 + 2 and "no trade-off to draw" in page.content()
             broken = page.eval_on_selector_all("img", "is => is.filter(i => !(i.complete && i.naturalWidth > 0)).length")
             assert broken == 0
             assert page.locator("#failures tbody tr").count() == 1
+        finally:
+            browser.close()
+    assert errors == []
+
+
+def test_report_of_a_board_with_a_deterministic_entry_a_failed_entry_and_two_families(tmp_path, store_path):
+    """The first hour's board: real runs on two families, an entry that scores the same on every
+    seed (a zero-width interval, which used to crash the plot), and an entry whose every run
+    failed. The report renders, opens in Chromium without errors, and shows each of them."""
+    import icmlgym
+
+    fair = "icmlgym/FairLinearBandit-v0"
+    with Leaderboard(store_path) as b:
+        b.add(icmlgym.run(BANDIT, "ucb1", seeds=3) + icmlgym.run(BANDIT, "random", seeds=3))
+        b.add(icmlgym.run(fair, "random", seeds=2) + icmlgym.run(fair, "fairbandit-fairlin-ucb", seeds=2))
+        b.add([make_record("always-arm-0", s, [123.456789] * 3, cost=1000.0) for s in range(3)])  # deterministic
+        b.add([make_record("crashy", s, [], status="failed") for s in range(3)])
+        t = b.table(env=BANDIT).set_index("entry")
+        det = t.loc["always-arm-0"]
+        assert det["ci_high"] - det["ci_low"] < 1e-9 and det["seeds"] == 3
+        assert t.loc["crashy", "failed"] == 3 and t.loc["crashy", "seeds"] == 0
+        path = write_report(b, tmp_path / "report.html")
+    text = path.read_text()
+    assert "Failed and timed-out runs (3)" in text and fair in text and BANDIT in text
+    sync_api = _open_report(path)
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(path.resolve().as_uri())
+            page.wait_for_load_state("load")
+            headers = page.locator("#leaderboard thead th").all_inner_texts()
+            entries = page.eval_on_selector_all("#leaderboard tbody tr", f"rs => rs.map(r => r.cells[{headers.index('entry')}].innerText)")
+            tasks = page.eval_on_selector_all("#leaderboard tbody tr", f"rs => rs.map(r => r.cells[{headers.index('task')}].innerText)")
+            assert {"always-arm-0", "crashy", "ucb1", "random", "fairbandit-fairlin-ucb"} <= set(entries)
+            assert set(tasks) == {BANDIT, fair}
+            row = entries.index("always-arm-0")
+            ci = page.eval_on_selector_all("#leaderboard tbody tr", f"rs => rs[{row}].cells[{headers.index('95% CI')}].innerText")
+            assert ci == "[123.5, 123.5]"
+            # a score plot per task; score-vs-cost only where the costs differ (the Bandit entries
+            # all take 1000 steps, the fair-bandit ones differ in inference cost or not: either way no crash)
+            assert page.locator("img[alt=scores]").count() == 2
+            broken = page.eval_on_selector_all("img", "is => is.filter(i => !(i.complete && i.naturalWidth > 0)).length")
+            assert broken == 0
+            assert page.locator("#failures tbody tr").count() == 3
         finally:
             browser.close()
     assert errors == []
