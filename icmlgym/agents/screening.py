@@ -16,7 +16,7 @@ arm eats most of the budget, so the reference optimism starts from a prior:
 - :class:`BOBAThompsonAgent` (``screening-boba-thompson``): Thompson sampling
   from the same posterior.
 - :class:`BOBAUCB1Agent` (``screening-boba-ucb1``): UCB1 over partitions (every
-  arm once, then mean + c * scale * sqrt(2 ln t / n)), the textbook variant,
+  arm once in a random order, then mean + c * scale * sqrt(2 ln t / n)), the textbook variant,
   shipped to show the cost of the sweep.
 """
 
@@ -106,7 +106,9 @@ class BOBAThompsonAgent(_PartitionBandit):
 
 
 class BOBAUCB1Agent(_PartitionBandit):
-    """BOBA with UCB1 over partitions: each available arm once, then mean + c * scale * sqrt(2 ln t / n).
+    """BOBA with UCB1 over partitions: each available arm once (in a random order, so that a
+    budget shorter than the sweep does not favour low arm indices), then
+    mean + c * scale * sqrt(2 ln t / n).
 
     ``scale`` is the standard deviation of all rewards so far (rewards are not in [0, 1]).
     """
@@ -123,7 +125,7 @@ class BOBAUCB1Agent(_PartitionBandit):
         avail = self._available(obs)
         untried = np.flatnonzero((self.counts == 0) & avail)
         if len(untried):
-            return int(untried[0])
+            return int(self.np_random.choice(untried))
         scale = float(np.std(self._all)) if len(self._all) > 1 else 1.0
         means = self.sums / np.maximum(self.counts, 1)
         bonus = self.c * scale * np.sqrt(2.0 * np.log(max(self.t, 1)) / np.maximum(self.counts, 1))

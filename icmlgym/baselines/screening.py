@@ -38,22 +38,37 @@ from icmlgym.agents.screening import _PartitionBandit
 
 
 class RoundRobinAgent(_PartitionBandit):
-    """Uniform allocation: arm ``t mod n`` (the next available one)."""
+    """Uniform allocation: every arm in turn, so each is pulled equally often.
+
+    Args:
+        order: ``"shuffled"`` (default): the arms in a random order drawn per seed, so every
+            arm is equally likely to be reached within a budget shorter than a sweep;
+            ``"index"``: arms 0, 1, 2, ... (a budget shorter than the arm count never reaches
+            the last arms, which can hold the best compounds: not a fair comparator).
+    """
 
     name = "screening-round-robin"
 
+    def __init__(self, order: str = "shuffled") -> None:
+        super().__init__()
+        if order not in ("shuffled", "index"):
+            raise ValueError(f"order must be 'shuffled' or 'index', got {order!r}")
+        self.order = order
+
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
         super().reset(seed, spec)
+        self._perm = self.np_random.permutation(self.n) if self.order == "shuffled" else np.arange(self.n)
         self._next = 0
 
     def act(self, obs: Any, info: dict[str, Any]) -> int:
         avail = self._available(obs)
         for k in range(self.n):
-            a = (self._next + k) % self.n
+            i = (self._next + k) % self.n
+            a = int(self._perm[i])
             if avail[a]:
-                self._next = a + 1
+                self._next = i + 1
                 return a
-        return self._next % self.n
+        return int(self._perm[self._next % self.n])
 
 
 class PartitionEpsilonGreedyAgent(_PartitionBandit):

@@ -70,7 +70,11 @@ pulled (as the paper computes them): ``pmeans_regret[p=P]`` for P in
 {1, 0.5, 0, -0.5, -1, -1.5, -2, -5}, ``nash_regret`` (p = 0, the primary
 metric, lower is better), ``average_regret`` (p = 1), ``egalitarian_regret``
 (p = -inf), ``pseudo_regret`` (cumulative, ``T * average_regret``) and
-``optimal_arm_fraction``. ``info["regret_curve"]`` holds the regrets of the
+``optimal_arm_fraction``; for the ex-ante metrics (computed across runs by
+:mod:`icmlgym.leaderboard.exante`): ``optimum`` (the best arm's mean) and
+``expected_reward[rounds=a-b]``, the mean expected reward of the arms pulled in rounds
+a..b, over at most 48 logarithmic blocks (one round each early on; see
+docs/fairbandit.md). ``info["regret_curve"]`` holds the regrets of the
 first t rounds at logarithmic checkpoints ``t``. ``info["cost"]`` counts
 ``env_steps``.
 
@@ -94,7 +98,7 @@ from icmlgym.envs.fairbandit.instances import (
     sklearn_instance,
     synthetic_instance,
 )
-from icmlgym.envs.fairbandit.pmeans import PAPER_P_GRID, log_checkpoints, metric_name, pmeans_metrics, pmeans_regret_prefixes
+from icmlgym.envs.fairbandit.pmeans import PAPER_P_GRID, block_metrics, log_checkpoints, metric_name, pmeans_metrics, pmeans_regret_prefixes
 
 NOISES: tuple[str, ...] = ("gaussian", "bernoulli", "clipped")
 INSTANCES: tuple[str, ...] = ("synthetic", *SKLEARN_DATASETS, "ltr")
@@ -247,6 +251,8 @@ class FairLinearBanditEnv(gym.Env):
         out = pmeans_metrics(r, self.optimum, self.p_grid)
         out["pseudo_regret"] = float(self._t * self.optimum - r.sum())
         out["optimal_arm_fraction"] = float(self._optimal_pulls / self._t)
+        out["optimum"] = self.optimum
+        out.update(block_metrics(r))
         return out
 
     def regret_curve(self) -> dict[str, np.ndarray]:

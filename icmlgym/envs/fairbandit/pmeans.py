@@ -171,6 +171,48 @@ def log_checkpoints(horizon: int, per_decade: int = 4) -> np.ndarray:
     return np.unique(np.append(pts[(pts >= 1) & (pts <= horizon)], horizon))
 
 
+BLOCK_PREFIX = "expected_reward[rounds="
+N_BLOCKS = 48
+
+
+def round_blocks(horizon: int, n_blocks: int = N_BLOCKS) -> list[tuple[int, int]]:
+    """Logarithmic blocks of rounds ``(first, last)`` (1-based, inclusive) covering ``1..horizon``.
+
+    Early rounds, where a learner's play changes fastest, get blocks of one round; a horizon
+    of at most ``n_blocks`` rounds is covered round by round.
+    """
+    if horizon < 1:
+        raise ValueError(f"horizon must be positive, got {horizon}")
+    if horizon <= n_blocks:
+        edges = np.arange(1, horizon + 2)
+    else:
+        edges = np.unique(np.round(np.geomspace(1, horizon + 1, n_blocks + 1)).astype(np.int64))
+    return [(int(a), int(b) - 1) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def block_metric_name(first: int, last: int) -> str:
+    """The ``info["metrics"]`` key of the mean expected reward over rounds ``first..last``."""
+    return f"{BLOCK_PREFIX}{first}-{last}]"
+
+
+def parse_block_metric(name: str) -> tuple[int, int] | None:
+    """``(first, last)`` of a block metric name, None for any other metric."""
+    if not name.startswith(BLOCK_PREFIX) or not name.endswith("]"):
+        return None
+    a, b = name[len(BLOCK_PREFIX) : -1].split("-")
+    return int(a), int(b)
+
+
+def block_metrics(expected_rewards: np.ndarray, n_blocks: int = N_BLOCKS) -> dict[str, float]:
+    """The mean expected reward of the arms played in each block of :func:`round_blocks`.
+
+    Averaged across runs, these are the block means of the per-round expectation
+    ``E[mu_{a_t}]``, from which the ex-ante p-means regret is computed (docs/fairbandit.md)."""
+    r = np.asarray(expected_rewards, dtype=np.float64)
+    c = np.concatenate([[0.0], np.cumsum(r)])
+    return {block_metric_name(a, b): float((c[b] - c[a - 1]) / (b - a + 1)) for a, b in round_blocks(len(r), n_blocks)}
+
+
 def metric_name(p: float) -> str:
     """The ``info["metrics"]`` key of the p-means regret at ``p`` (``pmeans_regret[p=-0.5]``)."""
     if p == -math.inf:
