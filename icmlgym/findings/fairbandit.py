@@ -11,7 +11,7 @@ T = 500, 1,000, 2,000 and 4,000.
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import HOLDS, Arm, ExAntePMeans, Exponent, Finding, Mean
+from icmlgym.findings.claims import HOLDS, NOT_AT_SCALE, Arm, ExAntePMeans, Exponent, Finding, Mean
 
 E = "icmlgym/FairLinearBandit-v0"
 SOURCE = "Sarkar, Pandey & Ray Chowdhury, Improved Algorithms for Nash Welfare in Linear Bandits (ICML 2026)"
@@ -100,7 +100,10 @@ FINDINGS = [
         direction="less",
         unit="instance",
         min_effect=0.05,
-        expected=HOLDS,
+        expected=NOT_AT_SCALE,
+        note="Observed (instances 0-9, smoke): exponent -0.019 [-0.026, -0.012]: the regret falls, but by "
+        "about 1% per doubling of T, below the declared minimum exponent 0.05; at T <= 4,000 the PE base "
+        "is still in its exploration-dominated regime.",
         test_units=TEST_INSTANCES,
     ),
     Finding(

@@ -7,7 +7,7 @@ import pkgutil
 
 from icmlgym.findings.claims import Finding
 
-_FRAMEWORK = {"claims", "evaluate", "registry", "stats", "table"}
+_FRAMEWORK = {"claims", "evaluate", "registry", "stats", "table", "testing"}
 
 
 def families() -> list[str]:

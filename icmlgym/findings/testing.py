@@ -1,0 +1,23 @@
+"""What every family's finding test does with its declarations (tests/<family>/test_findings.py)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from icmlgym.findings.claims import Finding
+from icmlgym.findings.evaluate import Result, evaluate
+from icmlgym.findings.table import markdown
+
+
+def evaluate_declared(findings: Sequence[Finding], tier: str = "smoke") -> dict[str, Result]:
+    """Every finding on its own ``test_units``, in one runner call; keyed by finding id."""
+    return {r.finding.id: r for r in evaluate(findings, units=None, tier=tier)}
+
+
+def assert_declared(result: Result) -> None:
+    """The observed verdict is the declared one, and no run failed (the table row in the message)."""
+    assert not result.failed_runs, result.failed_runs[:5]
+    assert result.effect.n >= 10, f"{result.finding.id}: only {result.effect.n} units have a value\n{markdown([result])}"
+    assert result.verdict == result.finding.expected, (
+        f"{result.finding.id}: declared {result.finding.expected!r}, observed {result.verdict!r}\n{markdown([result])}"
+    )
