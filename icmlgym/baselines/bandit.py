@@ -13,6 +13,7 @@ class BernoulliThompsonAgent(_DiscreteValueAgent):
     """Thompson sampling with Beta(alpha, beta) priors on each arm's success probability."""
 
     name = "bandit-thompson"
+    vectorized = "icmlgym.baselines.vector:VectorBernoulliThompsonAgent"
 
     def __init__(self, alpha: float = 1.0, beta: float = 1.0) -> None:
         super().__init__()

@@ -14,6 +14,7 @@ class RandomAgent(BaseAgent):
     """Samples the action space uniformly, seeded by the agent's own seed (not the env's)."""
 
     name = "random"
+    vectorized = "icmlgym.baselines.vector:VectorRandomAgent"
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
         super().reset(seed, spec)
@@ -67,6 +68,7 @@ class EpsilonGreedyAgent(_DiscreteValueAgent):
     """Explores uniformly with probability ``epsilon``, else plays the best sample mean."""
 
     name = "epsilon-greedy"
+    vectorized = "icmlgym.baselines.vector:VectorEpsilonGreedyAgent"
 
     def __init__(self, epsilon: float = 0.1) -> None:
         super().__init__()
@@ -87,6 +89,7 @@ class UCB1Agent(_DiscreteValueAgent):
     """UCB1: plays each action once, then argmax of mean + c * sqrt(2 ln t / n)."""
 
     name = "ucb1"
+    vectorized = "icmlgym.baselines.vector:VectorUCB1Agent"
 
     def __init__(self, c: float = 1.0) -> None:
         super().__init__()

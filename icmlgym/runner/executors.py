@@ -4,24 +4,27 @@ Each executor's ``imap(tasks)`` yields a :class:`RunRecord` per task as runs
 finish (not in task order). A run that raises is recorded as ``failed``; in the
 process executor a run past its timeout is killed and recorded as ``timeout``,
 and a worker that dies (segfault, out of memory) is recorded as ``failed`` with
-its exit code. The other runs go on either way.
+its exit code. The other runs go on either way. A :class:`~icmlgym.runner.batched.BatchTask`
+(several seeds of one entry, see :mod:`icmlgym.runner.batched`) is one unit of work
+that yields a record per seed; its timeout is the per-run timeout times its seeds.
+
+The process executor's workers speak the protocol of :mod:`icmlgym.runner.worker`
+(shared with the Ray executor) and are forked from a warm server that has already
+imported the sweep's modules.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import time
 from collections import deque
 from multiprocessing.connection import wait
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Union
 
-from icmlgym.runner.limits import TreeMemoryLimit, kill_tree
-from icmlgym.runner.channel import cap_text
-from icmlgym.runner.checks import checked_record
-from icmlgym.runner.loop import RunTask, execute, failed_record
-from icmlgym.runner.sandbox import set_parent_death_signal
+from icmlgym.runner.batched import BatchTask, execute_batch
+from icmlgym.runner.loop import RunTask, execute
 from icmlgym.runner.record import RunRecord
+from icmlgym.runner.worker import WorkerProcess, context, warm_modules, work_tasks
 
 EXECUTORS = ("inprocess", "process", "ray")
 
@@ -34,28 +37,12 @@ class InProcessExecutor:
     def __init__(self, **_: object) -> None:
         pass
 
-    def imap(self, tasks: Iterable[RunTask]) -> Iterator[RunRecord]:
+    def imap(self, tasks: Iterable[Union[RunTask, BatchTask]]) -> Iterator[RunRecord]:
         for task in tasks:
-            yield execute(task)
-
-
-def _child(conn, task: RunTask, memory_limit_mb: int | None, gpu: str | None = None) -> None:
-    set_parent_death_signal()  # a worker never outlives the forkserver (which ends with the driver)
-    # the memory limit is enforced from the parent (icmlgym.runner.limits), on resident memory
-    if gpu is not None:  # pin this worker to one GPU before anything initialises CUDA
-        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
-    try:
-        record = execute(task, on_loaded=lambda meta: conn.send({"__meta__": meta}))
-        conn.send(record.to_dict())
-    except MemoryError:
-        conn.send({"__error__": f"MemoryError: the run exceeded its memory limit of {memory_limit_mb} MB"})
-    except BaseException as err:  # noqa: BLE001
-        try:
-            conn.send({"__error__": f"{type(err).__name__}: {err}"})
-        except Exception:
-            pass
-    finally:
-        conn.close()
+            if isinstance(task, BatchTask):
+                yield from execute_batch(task)
+            else:
+                yield execute(task)
 
 
 def _wants_gpu(device: str) -> bool:
@@ -71,23 +58,6 @@ def _gpu_ids() -> list[str]:
     if visible is not None:
         return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
     return [str(i) for i in range(len(_nvidia_gpus()))]
-
-
-_CTX = None
-
-
-def _context():
-    """A forkserver context that preloads icmlgym, so each worker starts in milliseconds
-    without inheriting the parent's threads (fork + torch/JAX threads can deadlock)."""
-    global _CTX
-    if _CTX is None:
-        if "forkserver" in mp.get_all_start_methods():
-            ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload(["icmlgym.runner.loop"])
-        else:
-            ctx = mp.get_context("spawn")
-        _CTX = ctx
-    return _CTX
 
 
 class ProcessExecutor:
@@ -112,86 +82,41 @@ class ProcessExecutor:
             raise ValueError(f"memory_limit_mb must be positive, got {memory_limit_mb}")
         self.memory_limit_mb = memory_limit_mb
 
-    def imap(self, tasks: Iterable[RunTask]) -> Iterator[RunRecord]:
-        ctx = _context()
+    def imap(self, tasks: Iterable[Union[RunTask, BatchTask]]) -> Iterator[RunRecord]:
         pending = deque(tasks)
-        running: dict = {}  # sentinel -> (process, conn, task, start)
-        metas: dict = {}  # sentinel -> agent metadata the worker reported
-        watches: dict = {}  # sentinel -> TreeMemoryLimit of the worker's process tree
+        ctx = context(warm_modules(t for w in pending for t in work_tasks(w)))
+        running: dict[int, tuple[WorkerProcess, float | None]] = {}  # sentinel -> (worker, its timeout)
         gpus = _gpu_ids()
         started = 0
         try:
             while pending or running:
                 while pending and len(running) < self.workers:
-                    task = pending.popleft()
-                    recv, send = ctx.Pipe(duplex=False)
-                    gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(task.device) else None
+                    work = pending.popleft()
+                    n = len(work_tasks(work))
+                    device = work_tasks(work)[0].device
+                    gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(device) else None
                     started += 1
-                    proc = ctx.Process(target=_child, args=(send, task, self.memory_limit_mb, gpu), daemon=True)
-                    proc.start()
-                    send.close()
-                    if self.memory_limit_mb:
-                        watches[proc.sentinel] = TreeMemoryLimit(proc.pid, self.memory_limit_mb).start()
-                    running[proc.sentinel] = (proc, recv, task, time.monotonic())
+                    worker = WorkerProcess(work, self.memory_limit_mb, gpu, ctx=ctx)
+                    running[worker.sentinel] = (worker, None if self.timeout is None else self.timeout * n)
                 wait_for = None
-                if self.timeout is not None:
-                    now = time.monotonic()
-                    wait_for = max(0.0, min(start + self.timeout - now for _, _, _, start in running.values()))
-                ready = wait([r for _, r, _, _ in running.values()] + list(running), timeout=wait_for)
+                limits = [w.start + lim for w, lim in running.values() if lim is not None]
+                if limits:
+                    wait_for = max(0.0, min(limits) - time.monotonic())
+                ready = set(wait([w.conn for w, _ in running.values()] + list(running), timeout=wait_for))
                 for key in list(running):
-                    proc, recv, task, start = running[key]
-                    elapsed = time.monotonic() - start
-                    message = None
-                    if recv in ready or key in ready:
-                        try:
-                            while recv.poll():
-                                message = recv.recv()
-                                if not isinstance(message, dict) or "__meta__" not in message:
-                                    break
-                                metas[key] = message["__meta__"]
-                                message = None
-                        except (EOFError, OSError):
-                            message = None
-                        if message is None and proc.is_alive():
-                            continue  # metadata only, or the pipe woke without data
-                        proc.join(timeout=5)
+                    worker, limit = running[key]
+                    if worker.conn in ready or key in ready:
+                        records = worker.poll()
+                        if records is not None:
+                            del running[key]
+                            yield from records
+                            continue
+                    if limit is not None and worker.elapsed >= limit:
                         del running[key]
-                        recv.close()
-                        watch = watches.pop(key, None)
-                        if watch is not None:
-                            watch.stop()
-                        if message is None and watch is not None and watch.exceeded:
-                            yield failed_record(task, "failed", watch.message(), elapsed, metas.pop(key, None))
-                        elif message is None:
-                            code = proc.exitcode
-                            why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-                            meta = metas.pop(key, None)
-                            hint = "" if meta is not None else (
-                                "; it died before loading the agent: if this was started from a script, run it under "
-                                "`if __name__ == \"__main__\":` (workers re-import the main module), and see its stderr"
-                            )
-                            yield failed_record(task, "failed", f"worker process died ({why}) before reporting a result{hint}", elapsed, meta)
-                        elif isinstance(message, dict) and "__error__" in message:
-                            yield failed_record(task, "failed", cap_text(str(message["__error__"])), elapsed, metas.pop(key, None))
-                        else:
-                            yield checked_record(task, message, elapsed, metas.pop(key, None))
-                    elif self.timeout is not None and elapsed >= self.timeout:
-                        if key in watches:
-                            watches.pop(key).stop()
-                        kill_tree(proc.pid)
-                        proc.kill()
-                        proc.join(timeout=5)
-                        del running[key]
-                        recv.close()
-                        yield failed_record(task, "timeout", f"run exceeded its timeout of {self.timeout:g} s and was killed", elapsed, metas.pop(key, None))
+                        yield from worker.kill("timeout", f"run exceeded its timeout of {limit:g} s and was killed")
         finally:
-            for watch in watches.values():
-                watch.stop()
-            for proc, recv, _, _ in running.values():
-                kill_tree(proc.pid)
-                proc.kill()
-                proc.join(timeout=5)
-                recv.close()
+            for worker, _ in running.values():
+                worker.kill("failed", "the sweep was interrupted")
 
 
 def get_executor(name: str, **kwargs: object):

@@ -116,53 +116,13 @@ def task_resources(
     return out
 
 
-def _limited_child(conn, task: RunTask, memory_limit_mb: int) -> None:
-    """Runs in a forkserver child of a Ray worker: dies with its parent, then runs the task under the limit."""
-    try:  # if the Ray worker is killed (timeout, node loss), take the run down with it
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-    from icmlgym.runner.executors import _child
-
-    _child(conn, task, memory_limit_mb)
-
-
 def _run_with_memory_limit(task: RunTask, memory_limit_mb: int) -> dict[str, Any]:
-    from icmlgym.runner.executors import _context
+    """The run in a child of this Ray worker (the process executor's worker protocol), under the memory limit;
+    the child dies with the Ray worker (a limit on the pooled worker itself would break Ray's own threads)."""
+    from icmlgym.runner.worker import run_in_worker
 
-    ctx = _context()
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_limited_child, args=(send, task, memory_limit_mb), daemon=True)
-    t0 = time.monotonic()
-    proc.start()
-    send.close()
-    from icmlgym.runner.limits import TreeMemoryLimit
-
-    watch = TreeMemoryLimit(proc.pid, memory_limit_mb).start()
-    message, meta = None, None
-    try:
-        while True:  # the child first reports the agent's metadata, then the record
-            message = recv.recv()
-            if not isinstance(message, dict) or "__meta__" not in message:
-                break
-            meta, message = message["__meta__"], None
-    except (EOFError, OSError):
-        pass
-    proc.join(timeout=10)
-    watch.stop()
-    recv.close()
-    if message is None and watch.exceeded:
-        return failed_record(task, "failed", watch.message(), time.monotonic() - t0, meta).to_dict()
-    if message is None:
-        code = proc.exitcode
-        why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return failed_record(task, "failed", f"run process died ({why}) before reporting a result", time.monotonic() - t0, meta).to_dict()
-    if isinstance(message, dict) and "__error__" in message:
-        return failed_record(task, "failed", str(message["__error__"])[:65536], time.monotonic() - t0, meta).to_dict()
-    return message
+    (record,) = run_in_worker(task, memory_limit_mb)
+    return record.to_dict()
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:

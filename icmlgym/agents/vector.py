@@ -1,0 +1,82 @@
+"""Vectorised agents: one object playing N seeds of the same agent in lock step.
+
+The runner's batched mode (``icmlgym.run(..., batch_seeds=True)``, ``icmlgym run
+--batch-seeds``) steps a vector env (the card's ``vector_entry_point``) with a
+vector agent. An agent class opts in with a ``vectorized`` attribute naming its
+vector twin (``"module:Class"``); the twin takes the same constructor arguments
+and must reproduce the single agent seed by seed, bit for bit: seed ``i`` of
+``reset(seeds, spec)`` is the seed the single agent's ``reset`` would get, and
+its random draws must come from ``np.random.default_rng(seeds[i])`` in the same
+order as the single agent's. ``tests/core/test_batched.py`` checks every pair.
+
+Protocol (arrays have the seeds on axis 0)::
+
+    agent.reset(seeds, spec)                 # spec: the single env's AgentSpec
+    actions = agent.act(obs, info)           # obs: (N, ...) -> actions: (N, ...)
+    agent.update(obs, actions, rewards, next_obs, terminated, truncated, info)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from icmlgym.agents.protocol import AgentSpec
+
+
+@runtime_checkable
+class VectorAgent(Protocol):
+    """N seeds of one agent stepped together (see the module docstring)."""
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None: ...
+
+    def act(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray: ...
+
+    def update(
+        self,
+        obs: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_obs: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        info: dict[str, Any],
+    ) -> None: ...
+
+
+class VectorBaseAgent:
+    """Keeps the spec and one generator per seed (``rngs[i]`` is what ``np_random`` is for seed ``i``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} got unexpected arguments {sorted(kwargs)}")
+        self.spec: AgentSpec | None = None
+        self.rngs: list[np.random.Generator] = []
+        self.num = 0
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        self.spec = spec
+        self.rngs = [np.random.default_rng(s) for s in seeds]
+        self.num = len(self.rngs)
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        return None
+
+
+def vector_class(agent_cls: Any) -> type | None:
+    """The vector twin an agent class declares with ``vectorized = "module:Class"`` (None without one).
+
+    Only the class's own declaration counts: a subclass that changes ``act`` does not
+    inherit its parent's twin."""
+    target = vars(agent_cls).get("vectorized") if isinstance(agent_cls, type) else None
+    if not target:
+        return None
+    if not isinstance(target, str) or ":" not in target:
+        return target if isinstance(target, type) else None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = ["VectorAgent", "VectorBaseAgent", "vector_class"]

@@ -1,0 +1,172 @@
+"""Vector twins of the Discrete-action baselines (random, epsilon-greedy, UCB1, Bernoulli Thompson).
+
+Each class plays N seeds of its single agent in lock step and reproduces it seed by
+seed, bit for bit (see :mod:`icmlgym.agents.vector`): the arithmetic is the single
+agent's, elementwise over a ``(N, n_actions)`` array, and every random draw of seed
+``i`` comes from ``rngs[i]`` in the single agent's order (a Python loop over the seeds
+only where the single agent draws: ties, exploration, Beta samples).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from icmlgym.agents.protocol import AgentSpec
+from icmlgym.agents.vector import VectorBaseAgent
+
+_BLOCK = 1024  # uniform action indices drawn per generator call (the same stream as one call per step)
+
+
+class VectorRandomAgent(VectorBaseAgent):
+    """N seeds of :class:`icmlgym.baselines.generic.RandomAgent`."""
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        space = spec.action_space
+        # the single agent seeds its action space with one draw from its own generator
+        space_seeds = [int(rng.integers(2**31 - 1)) for rng in self.rngs]
+        self._discrete = type(space) is gym.spaces.Discrete
+        if self._discrete:
+            self._start, self._n, self._dtype = int(space.start), int(space.n), space.dtype.type
+            self._space_rngs = [np.random.Generator(np.random.PCG64(np.random.SeedSequence(s))) for s in space_seeds]
+            self._buffer = np.empty((self.num, 0), dtype=self._dtype)
+            self._pos = 0
+        else:
+            self._spaces = [copy.deepcopy(space) for _ in seeds]
+            for sp, s in zip(self._spaces, space_seeds):
+                sp.seed(s)
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        if not self._discrete:
+            return np.stack([np.asarray(sp.sample()) for sp in self._spaces])
+        if self._pos >= self._buffer.shape[1]:
+            self._buffer = np.stack([rng.integers(self._n, size=_BLOCK, dtype=self._dtype) for rng in self._space_rngs])
+            self._pos = 0
+        a = self._buffer[:, self._pos] + self._start
+        self._pos += 1
+        return a
+
+
+class _VectorDiscreteValueAgent(VectorBaseAgent):
+    """Per-seed counts and reward sums over a Discrete action space (``(N, n)`` arrays)."""
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        space = spec.action_space
+        if not isinstance(space, gym.spaces.Discrete):
+            raise TypeError(f"{type(self).__name__} needs a Discrete action space, got {space}")
+        self.n = int(space.n)
+        self.start = int(space.start)
+        self.counts = np.zeros((self.num, self.n))
+        self.sums = np.zeros((self.num, self.n))
+        self.t = 0
+        self._rows = np.arange(self.num)
+        self._any_untried = True
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        a = np.asarray(actions) - self.start
+        self.counts[self._rows, a] += 1
+        self.sums[self._rows, a] += np.asarray(rewards, dtype=np.float64)
+        self.t += 1
+
+    def _untried(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows with an unplayed action, the lowest unplayed action of every row) or None once all are played."""
+        if not self._any_untried:
+            return None
+        zero = self.counts == 0
+        rows = zero.any(axis=1)
+        if not rows.any():
+            self._any_untried = False
+            return None
+        return rows, zero.argmax(axis=1)
+
+    def _argmax(self, values: np.ndarray, seeds: np.ndarray | None = None) -> np.ndarray:
+        """Row-wise argmax; a tied row draws among its maxima from its seed's generator (as the single agent).
+
+        ``seeds``: the seed index of each row of ``values`` (default: row ``i`` is seed ``i``)."""
+        best = values.argmax(axis=1)
+        top = values[np.arange(len(values)), best]
+        for j in np.flatnonzero(np.count_nonzero(values == top[:, None], axis=1) > 1).tolist():
+            rng = self.rngs[j if seeds is None else int(seeds[j])]
+            best[j] = int(rng.choice(np.flatnonzero(values[j] == top[j])))
+        return best
+
+
+class VectorEpsilonGreedyAgent(_VectorDiscreteValueAgent):
+    """N seeds of :class:`icmlgym.baselines.generic.EpsilonGreedyAgent`."""
+
+    def __init__(self, epsilon: float = 0.1) -> None:
+        super().__init__()
+        if not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must lie in [0, 1], got {epsilon}")
+        self.epsilon = epsilon
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        untried = self._untried()
+        with np.errstate(invalid="ignore", divide="ignore"):  # rows still sweeping have zero counts
+            values = self.sums / self.counts
+        best = values.argmax(axis=1)
+        top = values[self._rows, best]
+        out = np.empty(self.num, dtype=np.int64)
+        for i in range(self.num):
+            if untried is not None and untried[0][i]:
+                out[i] = untried[1][i]
+                continue
+            rng = self.rngs[i]
+            if rng.random() < self.epsilon:
+                out[i] = int(rng.integers(self.n))
+                continue
+            row = values[i]
+            b = int(best[i])
+            if np.count_nonzero(row == top[i]) > 1:
+                b = int(rng.choice(np.flatnonzero(row == top[i])))
+            out[i] = b
+        return out + self.start
+
+
+class VectorUCB1Agent(_VectorDiscreteValueAgent):
+    """N seeds of :class:`icmlgym.baselines.generic.UCB1Agent`."""
+
+    def __init__(self, c: float = 1.0) -> None:
+        super().__init__()
+        if c < 0:
+            raise ValueError(f"c must be non-negative, got {c}")
+        self.c = c
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        untried = self._untried()
+        if untried is not None and untried[0].all():
+            return untried[1] + self.start
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = self.sums / self.counts
+            bonus = self.c * np.sqrt(2.0 * np.log(self.t) / self.counts)
+        values = means + bonus
+        if untried is None:
+            return self._argmax(values) + self.start
+        out = untried[1].copy()
+        done = ~untried[0]
+        out[done] = self._argmax(values[done], np.flatnonzero(done))
+        return out + self.start
+
+
+class VectorBernoulliThompsonAgent(_VectorDiscreteValueAgent):
+    """N seeds of :class:`icmlgym.baselines.bandit.BernoulliThompsonAgent`."""
+
+    def __init__(self, alpha: float = 1.0, beta: float = 1.0) -> None:
+        super().__init__()
+        if alpha <= 0 or beta <= 0:
+            raise ValueError(f"alpha and beta must be positive, got {alpha}, {beta}")
+        self.alpha, self.beta = alpha, beta
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        a = self.alpha + self.sums
+        b = self.beta + (self.counts - self.sums)
+        draws = np.stack([rng.beta(a[i], b[i]) for i, rng in enumerate(self.rngs)])
+        return draws.argmax(axis=1) + self.start
+
+
+__all__ = ["VectorBernoulliThompsonAgent", "VectorEpsilonGreedyAgent", "VectorRandomAgent", "VectorUCB1Agent"]

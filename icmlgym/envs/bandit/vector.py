@@ -1,0 +1,101 @@
+"""Bandit-v0 for N seeds at once: one array step instead of N Python steps.
+
+``gym.make_vec("icmlgym/Bandit-v0", num_envs=N, vectorization_mode="vector_entry_point")``
+builds :class:`BernoulliBanditVectorEnv`. Sub-env ``i`` behaves exactly as a
+:class:`~icmlgym.envs.bandit.bernoulli_bandit.BernoulliBanditEnv` reset with
+``seed[i]``: the single env draws one ``np_random.random()`` per pull, so the
+vector env draws each sub-env's whole horizon of uniforms at reset from a
+generator seeded the same way (``random(T)`` yields the same doubles as ``T``
+calls of ``random()``), and every observation, reward, metric and cost counter
+is bit for bit the single env's (tested in ``tests/core/test_batched.py``).
+
+All sub-envs share the horizon, so they end at the same step; autoreset is
+disabled (reset explicitly, as the runner does per episode). ``info`` follows
+Gymnasium's vector convention: ``info["cost"]["env_steps"]`` is an array, and at
+the end ``info["metrics"]`` holds one array per metric.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from icmlgym.envs.bandit.bernoulli_bandit import BernoulliBanditEnv
+
+
+class BernoulliBanditVectorEnv(VectorEnv):
+    """``num_envs`` Bernoulli bandits with the same arms, each with its own reward stream."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        self.num_envs = int(num_envs)
+        self.single = BernoulliBanditEnv(**kwargs)  # validates kwargs; the arms and spaces of every sub-env
+        self.means = self.single.means
+        self.gaps = self.single.gaps
+        self.horizon = self.single.horizon
+        self.single_action_space = self.single.action_space
+        self.single_observation_space = self.single.observation_space
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._draws = np.zeros((self.num_envs, self.horizon))
+        self._rows = np.arange(self.num_envs)
+        self._t = 0
+        self._ended = True
+
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]  # Gymnasium's rule for one int
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
+        for i, s in enumerate(seeds):
+            rng, _ = seeding.np_random(s)
+            self._draws[i] = rng.random(self.horizon)
+        self._t = 0
+        self._ended = False
+        self._regret = np.zeros(self.num_envs)
+        self._reward_sum = np.zeros(self.num_envs)
+        self._optimal = np.zeros(self.num_envs, dtype=np.int64)
+        obs = np.zeros((self.num_envs, 2), dtype=np.float32)
+        return obs, {"cost": {"env_steps": np.zeros(self.num_envs, dtype=np.int64)}}
+
+    def step(self, actions: Any):
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer) or np.any((a < 0) | (a >= self.single.n_arms)):
+            raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
+        if self._ended:
+            raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
+        draws = self._draws[:, self._t]
+        rewards = (draws < self.means[a]).astype(np.float64)
+        self._t += 1
+        gaps = self.gaps[a]
+        self._regret += gaps
+        self._reward_sum += rewards
+        self._optimal += gaps == 0.0
+        truncated = self._t >= self.horizon
+        obs = np.empty((self.num_envs, 2), dtype=np.float32)
+        obs[:, 0] = rewards
+        obs[:, 1] = self._t / self.horizon
+        info: dict[str, Any] = {"cost": {"env_steps": np.full(self.num_envs, self._t, dtype=np.int64)}}
+        if truncated:
+            self._ended = True
+            info["metrics"] = {
+                "pseudo_regret": self._regret.copy(),
+                "cumulative_reward": self._reward_sum.copy(),
+                "optimal_arm_fraction": self._optimal / self._t,
+            }
+        return obs, rewards, np.zeros(self.num_envs, dtype=bool), np.full(self.num_envs, truncated), info
+
+
+__all__ = ["BernoulliBanditVectorEnv"]

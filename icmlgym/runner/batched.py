@@ -1,0 +1,196 @@
+"""Batched seeds: all seeds of one entry in one vector env, one record per seed, bit-identical to single runs.
+
+For an env that steps in microseconds, a run's cost is Python's per-step overhead
+(the agent's ``act``, the env's ``step``, the loop) paid once per seed. When the
+card names a ``vector_entry_point`` and the agent class names its vector twin
+(``vectorized``, see :mod:`icmlgym.agents.vector`), :func:`execute_batch` plays
+every seed of a group of tasks in lock step: episode ``e`` resets sub-env ``i``
+with ``episode_seed(seed_i, e, "env")`` and the agent's seed ``i`` with
+``episode_seed(seed_i, e, "agent")``, exactly as :func:`icmlgym.runner.rollout.rollout`
+seeds a single run, so each seed's returns, metrics and cost counters equal its
+single run's bit for bit (``tests/core/test_batched.py``). Wall time is the
+batch's divided among its seeds.
+
+A group falls back to single runs (same records, no speed-up) when the env or
+the agent has no vector form, the agent trains, the env has a time limit from its
+spec, or anything in the batch raises (so failures are recorded exactly as
+single runs record them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import gymnasium as gym
+import numpy as np
+
+from icmlgym.agents.loading import LoadedAgent, load_agent
+from icmlgym.agents.protocol import AgentSpec
+from icmlgym.agents.vector import vector_class
+from icmlgym.catalog import TaskCard, card
+from icmlgym.envs import register_all
+from icmlgym.nn.runtime import RunContext, determinism, run_context
+from icmlgym.runner import provenance
+from icmlgym.runner.loop import RunTask, _add_cost, _ensure_registered, _env_kwargs, base_record, execute
+from icmlgym.runner.record import EpisodeRecord, RunRecord
+from icmlgym.runner.rollout import episode_seed
+
+
+@dataclass
+class BatchTask:
+    """Several tasks that differ only in their seed, executed together (picklable like a RunTask)."""
+
+    tasks: list[RunTask]
+
+    @property
+    def env_id(self) -> str:
+        return self.tasks[0].env_id
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(t.seed) for t in self.tasks]
+
+
+def _group_key(task: RunTask) -> str | None:
+    if not isinstance(task.agent, str) or getattr(task, "isolation", None) is not None:
+        return None  # an agent object, or a sandboxed submission: run it alone
+    return json.dumps(
+        [task.env_id, task.agent, task.tier, task.env_kwargs, task.agent_kwargs, task.episodes, task.device, task.suite],
+        sort_keys=True,
+        default=repr,
+    )
+
+
+def group_tasks(tasks: Iterable[RunTask]) -> list[RunTask | BatchTask]:
+    """Tasks grouped by everything but the seed: a :class:`BatchTask` per group of two or more, in first-seen order."""
+    groups: dict[str, list[RunTask]] = {}
+    out: list[Any] = []
+    for task in tasks:
+        key = _group_key(task)
+        if key is None:
+            out.append(task)
+            continue
+        if key not in groups:
+            groups[key] = []
+            out.append(groups[key])
+        groups[key].append(task)
+    return [BatchTask(g) if isinstance(g, list) and len(g) > 1 else (g[0] if isinstance(g, list) else g) for g in out]
+
+
+def _vector_env_class(c: TaskCard) -> Any:
+    module, _, name = (c.vector_entry_point or "").partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def why_not_batched(c: TaskCard, loaded: LoadedAgent) -> str:
+    """Empty when tasks of this env and agent can run batched, else the reason they cannot."""
+    if c.kind != "single":
+        return f"{c.id} is a multi-agent env"
+    if not c.vector_entry_point:
+        return f"{c.id} has no vector_entry_point"
+    spec = gym.spec(c.id)
+    if spec.max_episode_steps is not None:
+        return f"{c.id} has a time limit from its spec"
+    if vector_class(loaded.cls) is None:
+        return f"agent {loaded.name!r} declares no vectorized twin"
+    if callable(getattr(loaded.cls, "train", None)):
+        return f"agent {loaded.name!r} trains"
+    return ""
+
+
+def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, max_steps: int | None) -> list[EpisodeRecord]:
+    t0 = time.perf_counter()
+    n = len(seeds)
+    agent.reset([episode_seed(s, ep, "agent") for s in seeds], spec)
+    obs, info = venv.reset(seed=[episode_seed(s, ep, "env") for s in seeds])
+    ret = np.zeros(n)
+    steps = 0
+    act, update, step = agent.act, agent.update, venv.step
+    while True:
+        actions = act(obs, info)
+        next_obs, rewards, terminated, truncated, info = step(actions)
+        steps += 1
+        if max_steps is not None and steps >= max_steps:
+            truncated = np.ones(n, dtype=bool)
+        update(obs, actions, rewards, next_obs, terminated, truncated, info)
+        ret += rewards
+        obs = next_obs
+        done = np.logical_or(terminated, truncated)
+        if done.all():
+            break
+        if done.any():
+            raise RuntimeError("the sub-envs of a batch ended at different steps; run these seeds singly")
+    wall = (time.perf_counter() - t0) / n
+    metrics = info.get("metrics", {})
+    cost = info.get("cost", {})
+    out = []
+    for i in range(n):
+        m = {k: float(v[i]) for k, v in metrics.items() if np.ndim(v) == 1}
+        c = {k: float(v[i]) for k, v in cost.items()}
+        c.setdefault("env_steps", float(steps))
+        out.append(EpisodeRecord(ep, float(ret[i]), steps, m, c, wall))
+    return out
+
+
+def execute_batch(batch: BatchTask | list[RunTask]) -> list[RunRecord]:
+    """Run a group of tasks (same env, agent, tier, kwargs; different seeds) and return one record per task.
+
+    Batched when :func:`why_not_batched` allows it, else (or on any error) task by task
+    with :func:`icmlgym.runner.loop.execute`; the records are the same either way."""
+    tasks = list(batch.tasks if isinstance(batch, BatchTask) else batch)
+    if len(tasks) < 2:
+        return [execute(t) for t in tasks]
+    register_all()
+    first = tasks[0]
+    threads = max(1, int((first.card.resources.num_cpus if first.card is not None else 1) or 1))
+    with run_context(first.device, threads) as ctx:
+        records = _execute_batch(tasks, ctx)
+    return records if records is not None else [execute(t) for t in tasks]
+
+
+def _execute_batch(tasks: list[RunTask], ctx: RunContext) -> list[RunRecord] | None:
+    """The batch's records, or None when it must run task by task (mirrors ``loop._execute``)."""
+    t_start = time.perf_counter()
+    try:
+        _ensure_registered(tasks[0])
+        c = card(tasks[0].env_id)
+        loaded = load_agent(tasks[0].agent, **tasks[0].agent_kwargs)
+        if why_not_batched(c, loaded) or tasks[0].device != "cpu":
+            return None
+        first = tasks[0]
+        tier = c.tier(first.tier)
+        kwargs = _env_kwargs(c, first)
+        venv = _vector_env_class(c)(num_envs=len(tasks), **kwargs)
+        agent = vector_class(loaded.cls)(**loaded.kwargs)
+        spec = AgentSpec(c.id, venv.single_observation_space, venv.single_action_space, c, kwargs, first.tier, 0, None, first.device)
+        records = [base_record(t, loaded) for t in tasks]
+        env_spec = {"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point, "max_episode_steps": None}
+        seeds = [int(t.seed) for t in tasks]
+        n_episodes = first.episodes if first.episodes is not None else tier.episodes
+        for ep in range(n_episodes):
+            spec.episode = ep
+            for rec, e in zip(records, _batched_episode(venv, agent, seeds, spec, ep, tier.max_steps)):
+                rec.episodes.append(e)
+        venv.close()
+        device = {**provenance.device_info(first.device), "determinism": determinism()}
+        meter = ctx.meter.as_dict()
+        gpu = provenance.gpu_name()
+    except Exception:  # noqa: BLE001 - single runs record the failure as they always do
+        return None
+    wall = (time.perf_counter() - t_start) / len(tasks)
+    for rec in records:
+        rec.env_spec = dict(env_spec)
+        rec.device = dict(device)
+        for e in rec.episodes:
+            _add_cost(rec.cost, e.cost)
+        _add_cost(rec.cost, {k: v / len(tasks) for k, v in meter.items()})
+        rec.hardware = {**rec.hardware, "gpu": gpu}
+        rec.wall_time = wall
+    return records
+
+
+__all__ = ["BatchTask", "execute_batch", "group_tasks", "why_not_batched"]

@@ -1,0 +1,90 @@
+"""Batched seeds (``batch_seeds=True``): one record per seed, equal to the single runs' records."""
+
+from __future__ import annotations
+
+import pytest
+
+import icmlgym
+from icmlgym.agents.vector import vector_class
+from icmlgym.baselines.generic import RandomAgent, UCB1Agent
+from icmlgym.runner.batched import BatchTask, group_tasks
+from icmlgym.runner.api import make_tasks
+
+BANDIT_AGENTS = ("random", "ucb1", "epsilon-greedy", "bandit-thompson")
+SEEDS = [0, 1, 2, 7, 11, 123456]
+
+
+def comparable(record) -> dict:
+    """A record without what differs between any two executions (ids, timestamps, wall times)."""
+    d = record.to_dict()
+    for k in ("run_id", "timestamp", "wall_time"):
+        d.pop(k)
+    for e in d["episodes"]:
+        e.pop("wall_time")
+    return d
+
+
+@pytest.mark.parametrize("agent", BANDIT_AGENTS)
+@pytest.mark.parametrize(
+    "env_kwargs",
+    [
+        {"horizon": 300},
+        # two arms with the same mean: UCB1 and epsilon-greedy break ties with their generators
+        {"horizon": 200, "means": [0.5, 0.5, 0.2]},
+    ],
+)
+def test_batched_records_equal_single_runs(agent: str, env_kwargs: dict) -> None:
+    single = icmlgym.run("icmlgym/Bandit-v0", agent, seeds=SEEDS, env_kwargs=env_kwargs, episodes=2)
+    batched = icmlgym.run("icmlgym/Bandit-v0", agent, seeds=SEEDS, env_kwargs=env_kwargs, episodes=2, batch_seeds=True)
+    assert [r.seed for r in batched] == [r.seed for r in single]
+    assert all(r.status == "ok" for r in batched), [r.error for r in batched]
+    for s, b in zip(single, batched):
+        assert comparable(b) == comparable(s)
+    # the seeds really differ from one another (a batch that repeated one seed would not)
+    assert len({r.episodes[0].metrics["pseudo_regret"] for r in batched}) > 1
+
+
+def test_batched_on_the_process_executor_equals_single_runs() -> None:
+    single = icmlgym.run("icmlgym/Bandit-v0", "ucb1", seeds=4, env_kwargs={"horizon": 200})
+    batched = icmlgym.run("icmlgym/Bandit-v0", "ucb1", seeds=4, env_kwargs={"horizon": 200}, executor="process", workers=1, batch_seeds=True)
+    assert [comparable(r) for r in batched] == [comparable(r) for r in single]
+
+
+def test_agents_without_a_twin_run_singly_with_the_same_records() -> None:
+    # an agent given as a class (not a name) is never grouped: the ordinary runs
+    a = icmlgym.run("icmlgym/Bandit-v0", UCB1Agent, seeds=2, env_kwargs={"horizon": 50}, batch_seeds=True)
+    b = icmlgym.run("icmlgym/Bandit-v0", UCB1Agent, seeds=2, env_kwargs={"horizon": 50})
+    assert [comparable(r) for r in a] == [comparable(r) for r in b]
+
+
+def test_a_subclass_does_not_inherit_its_parents_twin() -> None:
+    class Mine(RandomAgent):
+        name = "mine"
+
+    assert vector_class(RandomAgent) is not None
+    assert vector_class(Mine) is None
+
+
+def test_grouping_keeps_entries_apart() -> None:
+    tasks = make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=3) + make_tasks("icmlgym/Bandit-v0", "random", seeds=2)
+    tasks += make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=[9], env_kwargs={"horizon": 10})
+    groups = group_tasks(tasks)
+    assert [type(g).__name__ for g in groups] == ["BatchTask", "BatchTask", "RunTask"]
+    assert groups[0].seeds == [0, 1, 2] and groups[1].seeds == [0, 1]
+
+
+def test_batch_seeds_refuses_ray() -> None:
+    with pytest.raises(ValueError, match="not on ray"):
+        icmlgym.run("icmlgym/Bandit-v0", "ucb1", seeds=2, executor="ray", batch_seeds=True)
+
+
+def test_vector_env_rejects_bad_actions() -> None:
+    from icmlgym.envs.bandit.vector import BernoulliBanditVectorEnv
+
+    env = BernoulliBanditVectorEnv(num_envs=3, horizon=5)
+    env.reset(seed=[1, 2, 3])
+    with pytest.raises(ValueError, match="action space"):
+        env.step([0, 1, 10])
+    with pytest.raises(ValueError, match="action space"):
+        env.step([0, 1])
+    assert isinstance(BatchTask(make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=2)).env_id, str)
