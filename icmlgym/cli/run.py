@@ -15,7 +15,7 @@ from icmlgym.cli.common import app, console, fail, open_board, parse_kv
 RERUN_HELP = "Run seeds the store already holds as ok again, replacing their stored runs (default: skip them)."
 
 
-def execute(tasks, executor, workers, timeout, address, max_retries, board, rerun: bool = False):
+def execute(tasks, executor, workers, timeout, address, max_retries, board, rerun: bool = False, batch_seeds: bool = False):
     """Run tasks, streaming each record to the store (one current run per run key).
 
     Unless ``rerun``, tasks whose run key the store holds as ok are skipped and counted; failed
@@ -44,7 +44,7 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
     options = {"address": address, "max_retries": max_retries} if executor == "ray" else None
     try:
         records = run_tasks(tasks, executor, workers, timeout, on_record=store if board is not None else None,
-                            progress=bool(tasks), executor_options=options)
+                            progress=bool(tasks), executor_options=options, batch_seeds=batch_seeds)
     except KeyboardInterrupt:
         where = f" in {board.url}" if board is not None else ""
         typer.echo(f"\ninterrupted: {stored.added + stored.replaced} finished run(s) stored{where}; "
@@ -108,6 +108,7 @@ def run(
     store: Optional[str] = typer.Option(None, help="Leaderboard store: SQLAlchemy URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
     no_store: bool = typer.Option(False, "--no-store", help="Do not write the records to a store."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the run records to this JSON file."),
+    batch_seeds: bool = typer.Option(False, "--batch-seeds", help="Play each entry's seeds in one vector env where the env and agent have vector forms (the same records, many times faster on cheap envs; not with --executor ray)."),
 ) -> None:
     """Run an agent on an env over seeds; store the run records and print a summary.
 
@@ -139,7 +140,9 @@ def run(
         fail(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
     tasks = make_tasks(c.id, agent, seed_values, tier, env_kw, agent_kw, episodes, device)
     board = None if no_store else open_board(store)
-    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun)
+    if batch_seeds and executor == "ray":
+        fail("--batch-seeds runs on the inprocess and process executors, not on ray")
+    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun, batch_seeds)
     if board is not None:
         from icmlgym.leaderboard.family import print_family_tables
 
@@ -172,6 +175,7 @@ def benchmark(
     resume: bool = typer.Option(False, "--resume", hidden=True, help="Skip stored seeds (the default; kept for old scripts)."),
     device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
     store: Optional[str] = typer.Option(None, help="Leaderboard store URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
+    batch_seeds: bool = typer.Option(False, "--batch-seeds", help="Play each entry's seeds in one vector env where the env and agent have vector forms (the same records, many times faster on cheap envs; not with --executor ray)."),
 ) -> None:
     """The main job: every installed env with its reference agent and baselines over 3 seeds at the
     smoke tier; results go to the leaderboard store, and it ends with one compact table per family
@@ -219,7 +223,9 @@ def benchmark(
         fail(f"nothing to run: no installed env in suite {suite!r} has the agents asked for")
     board = open_board(store)
     t0 = time.perf_counter()
-    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun)
+    if batch_seeds and executor == "ray":
+        fail("--batch-seeds runs on the inprocess and process executors, not on ray")
+    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun, batch_seeds)
     n_bad = sum(r.status != "ok" for r in records)
     typer.echo(f"{len(records)} run(s) ({n_bad} not ok) in {time.perf_counter() - t0:.1f} s", err=True)
     for r in records:
