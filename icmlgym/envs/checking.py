@@ -1,38 +1,94 @@
-"""Conformance checks every registered env must pass (``icmlgym check``).
+"""Conformance checks every registered env must pass: ``icmlgym check`` and ``tests/core/test_all_envs.py``.
 
-For a single-agent env: Gymnasium's ``check_env``, a seed-determinism test (two
-instances, the same seed and the same action sequence give the same
-observations, rewards and end flags) and an invalid-action test (a value
-outside the action space raises ``ValueError``). For a multi-agent env:
-PettingZoo's ``parallel_api_test`` and ``parallel_seed_test`` and the same
-invalid-action test for one agent.
+Each env is made with its card's smoke kwargs (or another tier's) and checked for:
+
+- ``check_env``: Gymnasium's ``check_env`` (PettingZoo's ``parallel_api_test`` and
+  ``parallel_seed_test`` for a multi-agent env), with **warnings turned into errors**
+  except the few in :data:`ALLOWED_WARNINGS`, each with the reason it is fine;
+- ``card contract``: one episode played to its end under seeded random actions (warnings
+  as errors here too): every observation inside the observation space, ``info["cost"]``
+  on every step with exactly the card's ``cost_units`` (``env_steps`` may be left to the
+  runner), every counter non-decreasing, and at the end ``info["metrics"]`` holding the
+  card's ``primary_metric`` with every value a finite scalar number;
+- ``seed determinism``: two instances, one seed and one action sequence give the same trace;
+- ``invalid action``: a value outside the action space raises ``ValueError``;
+- ``step after end``: ``step`` once the episode ended raises (rather than play on silently);
+- ``recorded rollout``: a hash of the first :data:`HASH_STEPS` steps of that episode equals
+  the one recorded for this env id in ``icmlgym/envs/<family>/rollouts.json``. Behaviour
+  never changes under an existing version: a different hash means bump the version
+  (``Name-v<N+1>``) and record it (``icmlgym check --record ID``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import importlib.util
 import io
+import json
+import math
+import re
 import time
 import traceback
 import warnings
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from icmlgym.catalog import card, extra_installed
+from icmlgym.catalog import TaskCard, card, extra_installed
 from icmlgym.envs import make
+
+# Warnings the checkers may raise that are genuinely fine for an icmlgym env. Everything else
+# is an error (an observation outside its space, a dtype mismatch, a non-deterministic reset...).
+ALLOWED_WARNINGS: tuple[tuple[str, str], ...] = (
+    # unbounded features (scores, embeddings, counts) are honest Box bounds; clipping them would lie
+    (r"A Box observation space (maximum|minimum) value is -?infinity", "unbounded observation features"),
+    # render checks are skipped on purpose: the envs have no render modes (headless benchmarks)
+    (r"Not able to test alternative render modes", "no render modes"),
+    # PettingZoo's own deprecation notice about its old env-creation API, raised on import
+    (r"The old environment creation API has been deprecated", "PettingZoo's import-time notice"),
+)
+HASH_STEPS = 50
+"""Steps of the recorded rollout (from ``reset(seed=0)`` under actions sampled from the
+action space seeded with 0), at the card's smoke kwargs."""
+MAX_EPISODE_STEPS = 20_000
+"""The card-contract episode must end (terminated or truncated) within this many steps at smoke kwargs."""
+ROLLOUTS_FILE = "rollouts.json"
 
 
 @dataclass
 class CheckResult:
+    """The outcome of one check of one env: passed True/False, or None when skipped."""
+
     env_id: str
     check: str
     passed: bool | None  # None: skipped
     detail: str = ""
     seconds: float = 0.0
+
+
+@dataclass
+class Trace:
+    """One played episode: the hash of its first steps and what broke the card contract."""
+
+    problems: list[str] = field(default_factory=lambda: _Problems())
+    ended: bool = False
+    rollout_hash: str = ""
+    after_end: str = ""  # what went wrong when stepping once more after the end ("" = it raised, as it should)
+
+
+@contextlib.contextmanager
+def strict_warnings() -> Iterator[None]:
+    """Every warning raises, except those in :data:`ALLOWED_WARNINGS`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for pattern, _reason in ALLOWED_WARNINGS:
+            warnings.filterwarnings("ignore", message=f".*{pattern}")
+        yield
 
 
 def invalid_action(space: gym.Space) -> Any:
@@ -65,6 +121,172 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _canon(x: Any) -> Any:
+    """A JSON-able, platform-stable form of an observation, reward or info value (floats to 6 decimals)."""
+    if isinstance(x, dict):
+        return {str(k): _canon(x[k]) for k in sorted(x, key=str)}
+    if isinstance(x, (list, tuple)):
+        return [_canon(v) for v in x]
+    if isinstance(x, np.ndarray):
+        if np.issubdtype(x.dtype, np.floating):
+            return np.round(x.astype(np.float64), 6).tolist()
+        if x.dtype.kind in "iub":
+            return x.tolist()
+        return [_canon(v) for v in x.tolist()]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return None if math.isnan(x) else round(float(x), 6)
+    if x is None or isinstance(x, str):
+        return x
+    return repr(type(x).__name__)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+class _Problems(list):
+    """A list of problems that keeps only the first step at which each kind of problem shows."""
+
+    def append(self, text: str) -> None:
+        kind = re.sub(r"^step \d+", "step", text)
+        kind = re.sub(r"from \S+ to \S+", "", kind)
+        if kind not in getattr(self, "_kinds", set()):
+            self._kinds = getattr(self, "_kinds", set()) | {kind}
+            super().append(text)
+
+
+def _check_info(info: dict[str, Any], c: TaskCard, prev: dict[str, float], step: int, problems: list[str], where: str = "", final: bool = False) -> dict[str, float]:
+    cost = info.get("cost")
+    if not isinstance(cost, dict):
+        problems.append(f"step {step}{where}: info['cost'] is missing (the card lists cost units {list(c.cost_units)})")
+        return prev
+    declared = set(c.cost_units)
+    extra = sorted(set(cost) - declared)
+    if extra:
+        problems.append(f"step {step}{where}: info['cost'] has {extra}, which the card's cost_units {list(c.cost_units)} do not list")
+    # a counter may appear late (an evaluation at the end), but by the end every declared unit is there;
+    # env_steps may be left to the runner, which meters it itself
+    missing = sorted(declared - set(cost) - {"env_steps"})
+    if missing and final:
+        problems.append(f"step {step}{where}: the episode ended without cost unit(s) {missing} of the card in info['cost'] {sorted(cost)}")
+    for k, v in cost.items():
+        if not _is_number(v):
+            problems.append(f"step {step}{where}: info['cost'][{k!r}] = {v!r} is not a number")
+            continue
+        if k in prev and float(v) < prev[k]:
+            problems.append(f"step {step}{where}: info['cost'][{k!r}] went down from {prev[k]} to {float(v)} (counters are cumulative)")
+    return {k: float(v) for k, v in cost.items() if _is_number(v)}
+
+
+def _check_metrics(info: dict[str, Any], c: TaskCard, step: int, problems: list[str], where: str = "") -> None:
+    metrics = info.get("metrics")
+    if not isinstance(metrics, dict):
+        problems.append(f"step {step}{where}: the episode ended without info['metrics'] (the card's primary metric is {c.primary_metric!r})")
+        return
+    if c.primary_metric not in metrics:
+        problems.append(f"primary metric {c.primary_metric!r} of the card is missing from info['metrics'] {sorted(metrics)}{where}")
+    for k, v in metrics.items():
+        if not _is_number(v) or np.ndim(v) != 0:
+            problems.append(f"info['metrics'][{k!r}] = {v!r} is not a scalar number{where} (the runner stores scalars only; put curves in other info keys)")
+        elif not math.isfinite(float(v)) and k == c.primary_metric:
+            problems.append(f"primary metric {k!r} is {v}{where}")
+
+
+def _record_step(trace: Trace, step: int, payload: Any, digest: "hashlib._Hash") -> None:
+    if step <= HASH_STEPS:
+        digest.update(json.dumps(_canon(payload), sort_keys=True, separators=(",", ":")).encode())
+
+
+def play_single(env_id: str, kwargs: dict[str, Any], seed: int = 0, max_steps: int = MAX_EPISODE_STEPS, stop_after: int | None = None) -> Trace:
+    """One episode of a Gymnasium env under seeded random actions, checked against its card as it goes."""
+    c = card(env_id)
+    trace, digest = Trace(), hashlib.sha256()
+    env = make(env_id, **kwargs)
+    try:
+        env.action_space.seed(seed)
+        obs, info = env.reset(seed=seed)
+        _record_step(trace, 0, obs, digest)
+        if not env.observation_space.contains(obs):
+            trace.problems.append(f"reset: observation {_short(obs)} is outside the observation space {env.observation_space}")
+        prev = _check_info(info, c, {}, 0, trace.problems) if "cost" in info else {}
+        for step in range(1, max_steps + 1):
+            obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+            if not env.observation_space.contains(obs):
+                trace.problems.append(f"step {step}: observation {_short(obs)} is outside the observation space {env.observation_space}")
+            ended = bool(terminated or truncated)
+            prev = _check_info(info, c, prev, step, trace.problems, final=ended)
+            _record_step(trace, step, (obs, float(reward), bool(terminated), bool(truncated), info.get("cost"), info.get("metrics") if ended else None), digest)
+            if ended:
+                _check_metrics(info, c, step, trace.problems)
+                trace.ended = True
+                try:
+                    env.step(env.action_space.sample())
+                    trace.after_end = "step() after the episode ended played on instead of raising (e.g. RuntimeError: call reset())"
+                except Exception:
+                    pass
+                break
+            if len(trace.problems) > 5 or step == stop_after:
+                break
+        if not trace.ended and len(trace.problems) <= 5 and stop_after is None:
+            trace.problems.append(f"the episode did not end within {max_steps} steps at these kwargs {kwargs}")
+    finally:
+        env.close()
+    trace.rollout_hash = digest.hexdigest()[:16]
+    return trace
+
+
+def play_multi(env_id: str, kwargs: dict[str, Any], seed: int = 0, max_steps: int = MAX_EPISODE_STEPS, stop_after: int | None = None) -> Trace:
+    """One episode of a PettingZoo Parallel env under seeded random actions, checked against its card."""
+    c = card(env_id)
+    trace, digest = Trace(), hashlib.sha256()
+    env = make(env_id, **kwargs)
+    try:
+        for i, a in enumerate(env.possible_agents):
+            env.action_space(a).seed(seed + i)
+        obs, infos = env.reset(seed=seed)
+        _record_step(trace, 0, obs, digest)
+        prev: dict[str, dict[str, float]] = {}
+        for step in range(1, max_steps + 1):
+            if not env.agents:
+                break
+            actions = {a: env.action_space(a).sample() for a in env.agents}
+            obs, rewards, terms, truncs, infos = env.step(actions)
+            for a, o in obs.items():
+                if not env.observation_space(a).contains(o):
+                    trace.problems.append(f"step {step}: {a}'s observation {_short(o)} is outside its space {env.observation_space(a)}")
+            ended = all(terms.get(a, False) or truncs.get(a, False) for a in actions)
+            for a, info in infos.items():
+                prev[a] = _check_info(info, c, prev.get(a, {}), step, trace.problems, f" ({a})", final=ended)
+            _record_step(trace, step, (obs, rewards, terms, truncs, {a: i.get("cost") for a, i in infos.items()}), digest)
+            if ended:
+                for a in actions:
+                    _check_metrics(infos.get(a, {}), c, step, trace.problems, f" ({a})")
+                trace.ended = True
+                try:
+                    env.step(actions)
+                    trace.after_end = "step() after the episode ended played on instead of raising (e.g. RuntimeError: call reset())"
+                except Exception:
+                    pass
+                break
+            if len(trace.problems) > 5 or step == stop_after:
+                break
+        if not trace.ended and len(trace.problems) <= 5 and stop_after is None:
+            trace.problems.append(f"the episode did not end within {max_steps} steps at these kwargs {kwargs}")
+    finally:
+        env.close()
+    trace.rollout_hash = digest.hexdigest()[:16]
+    return trace
+
+
+def _short(x: Any) -> str:
+    text = np.array2string(x, threshold=8, precision=4) if isinstance(x, np.ndarray) else repr(x)
+    return text if len(text) < 120 else text[:117] + "..."
+
+
 def determinism_single(env_id: str, kwargs: dict, seed: int = 123, steps: int = 200) -> str:
     """Empty string when two runs with one seed agree step by step, else what differed."""
     rollouts = []
@@ -87,92 +309,189 @@ def determinism_single(env_id: str, kwargs: dict, seed: int = 123, steps: int = 
     return ""
 
 
-def _single_checks(env_id: str, kwargs: dict) -> list[CheckResult]:
-    from gymnasium.utils.env_checker import check_env
+def rollouts_path(c: TaskCard) -> Path | None:
+    """``icmlgym/envs/<family>/rollouts.json`` of the card's family (None for a family outside the package)."""
+    spec = importlib.util.find_spec(f"icmlgym.envs.{c.family}")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / ROLLOUTS_FILE
 
-    out = []
+
+def recorded_hash(c: TaskCard) -> str | None:
+    """The rollout hash recorded for this env id, or None."""
+    path = rollouts_path(c)
+    if path is None or not path.exists():
+        return None
+    return json.loads(path.read_text()).get(c.id, {}).get("sha256")
+
+
+def record_rollout(env_id: str) -> str:
+    """Play the smoke-tier rollout of ``env_id`` and store its hash in the family's ``rollouts.json``."""
+    c = card(env_id)
+    path = rollouts_path(c)
+    if path is None:
+        raise ValueError(f"{c.id} belongs to family {c.family!r}, which has no package under icmlgym/envs/ to record into")
+    kwargs = c.tier("smoke").env_kwargs
+    trace = (play_multi if c.kind == "multi" else play_single)(c.id, kwargs)
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[c.id] = {"steps": HASH_STEPS, "sha256": trace.rollout_hash, "kwargs": "smoke tier", "actions": "action_space.seed(0).sample(); reset(seed=0)"}
+    path.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
+    return trace.rollout_hash
+
+
+def _timed(env_id: str, name: str, fn: Callable[[], tuple[bool | None, str]]) -> CheckResult:
     t = time.perf_counter()
     try:
-        env = make(env_id, **kwargs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            check_env(env.unwrapped, skip_render_check=True)
-        env.close()
-        out.append(CheckResult(env_id, "check_env", True, "", time.perf_counter() - t))
+        with strict_warnings():
+            passed, detail = fn()
     except Exception as err:
-        out.append(CheckResult(env_id, "check_env", False, f"{type(err).__name__}: {err}", time.perf_counter() - t))
+        passed, detail = False, f"{type(err).__name__}: {err}"
+    return CheckResult(env_id, name, passed, detail, time.perf_counter() - t)
+
+
+def _contract(c: TaskCard, play: Callable[..., Trace], kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:
+    """The card-contract episode, and its first steps' hash against the recorded one."""
     t = time.perf_counter()
     try:
-        diff = determinism_single(env_id, kwargs)
-        out.append(CheckResult(env_id, "seed determinism", not diff, diff, time.perf_counter() - t))
+        with strict_warnings():
+            trace = play(c.id, kwargs)
     except Exception as err:
-        out.append(CheckResult(env_id, "seed determinism", False, f"{type(err).__name__}: {err}", time.perf_counter() - t))
+        return [CheckResult(c.id, "card contract", False, f"{type(err).__name__}: {err}", time.perf_counter() - t)]
+    out = [CheckResult(c.id, "card contract", not trace.problems, "; ".join(trace.problems[:6]), time.perf_counter() - t)]
+    if trace.ended:
+        out.append(CheckResult(c.id, "step after end", not trace.after_end, trace.after_end))
     t = time.perf_counter()
-    env = make(env_id, **kwargs)
-    env.reset(seed=0)
-    bad = invalid_action(env.action_space)
-    if bad is None:
-        out.append(CheckResult(env_id, "invalid action", None, f"cannot build an invalid action for {env.action_space}"))
+    try:
+        with strict_warnings():
+            again = play(c.id, kwargs, stop_after=HASH_STEPS)
+        same = again.rollout_hash == trace.rollout_hash
+        detail = "" if same else f"two runs from reset(seed=0) under the same actions differ within {HASH_STEPS} steps ({trace.rollout_hash} vs {again.rollout_hash})"
+        out.append(CheckResult(c.id, "seed determinism", same, detail, time.perf_counter() - t))
+    except Exception as err:
+        out.append(CheckResult(c.id, "seed determinism", False, f"{type(err).__name__}: {err}", time.perf_counter() - t))
+    if tier != "smoke":
+        out.append(CheckResult(c.id, "recorded rollout", None, "recorded at the smoke tier's own kwargs only"))
+    elif expected is None:
+        out.append(CheckResult(c.id, "recorded rollout", False, f"no rollout recorded for {c.id}: record it with `icmlgym check --record {c.id}`"))
+    elif expected != trace.rollout_hash:
+        out.append(CheckResult(
+            c.id, "recorded rollout", False,
+            f"behaviour of {c.id} changed without a version bump: its first {HASH_STEPS} steps hash to {trace.rollout_hash}, "
+            f"recorded {expected}. Behaviour never changes under an existing version: register the new behaviour as a new "
+            f"version and record it (`icmlgym check --record ID`)",
+        ))
     else:
-        try:
-            env.unwrapped.step(bad)
-            out.append(CheckResult(env_id, "invalid action", False, f"step({bad!r}) did not raise ValueError", time.perf_counter() - t))
-        except ValueError:
-            out.append(CheckResult(env_id, "invalid action", True, "", time.perf_counter() - t))
-        except Exception as err:
-            out.append(CheckResult(env_id, "invalid action", False, f"raised {type(err).__name__} instead of ValueError: {err}", time.perf_counter() - t))
-    env.close()
+        out.append(CheckResult(c.id, "recorded rollout", True, trace.rollout_hash))
     return out
 
 
-def _multi_checks(env_id: str, kwargs: dict) -> list[CheckResult]:
+def _single_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:
+    from gymnasium.utils.env_checker import check_env
+
+    def run_check_env():
+        env = make(c.id, **kwargs)
+        try:
+            check_env(env.unwrapped, skip_render_check=True)
+        finally:
+            env.close()
+        return True, ""
+
+    out = [_timed(c.id, "check_env", run_check_env)]
+    out += _contract(c, play_single, kwargs, expected, tier)
+
+    def invalid():
+        env = make(c.id, **kwargs)
+        try:
+            env.reset(seed=0)
+            bad = invalid_action(env.action_space)
+            if bad is None:
+                return None, f"cannot build an invalid action for {env.action_space}"
+            try:
+                env.unwrapped.step(bad)
+            except ValueError:
+                return True, ""
+            except Exception as err:
+                return False, f"raised {type(err).__name__} instead of ValueError: {err}"
+            return False, f"step({bad!r}) did not raise ValueError"
+        finally:
+            env.close()
+
+    out.append(_timed(c.id, "invalid action", invalid))
+    return out
+
+
+def _multi_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:
     from pettingzoo.test import parallel_api_test, parallel_seed_test
 
-    out = []
-    t = time.perf_counter()
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
-            parallel_api_test(make(env_id, **kwargs), num_cycles=200)
-        out.append(CheckResult(env_id, "parallel_api_test", True, "", time.perf_counter() - t))
-    except Exception as err:
-        out.append(CheckResult(env_id, "parallel_api_test", False, f"{type(err).__name__}: {err}", time.perf_counter() - t))
-    t = time.perf_counter()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parallel_seed_test(lambda: make(env_id, **kwargs), num_cycles=200)
-        out.append(CheckResult(env_id, "parallel_seed_test", True, "", time.perf_counter() - t))
-    except Exception as err:
-        out.append(CheckResult(env_id, "parallel_seed_test", False, f"{type(err).__name__}: {err}", time.perf_counter() - t))
-    t = time.perf_counter()
-    env = make(env_id, **kwargs)
-    env.reset(seed=0)
-    agent = env.agents[0]
-    bad = invalid_action(env.action_space(agent))
-    if bad is None:
-        out.append(CheckResult(env_id, "invalid action", None, "cannot build an invalid action"))
-    else:
+    def api():
+        with contextlib.redirect_stdout(io.StringIO()):
+            parallel_api_test(make(c.id, **kwargs), num_cycles=200)
+        return True, ""
+
+    def seed_test():
+        parallel_seed_test(lambda: make(c.id, **kwargs), num_cycles=200)
+        return True, ""
+
+    out = [_timed(c.id, "parallel_api_test", api), _timed(c.id, "parallel_seed_test", seed_test)]
+    out += _contract(c, play_multi, kwargs, expected, tier)
+
+    def invalid():
+        env = make(c.id, **kwargs)
+        env.reset(seed=0)
+        agent = env.agents[0]
+        bad = invalid_action(env.action_space(agent))
+        if bad is None:
+            return None, "cannot build an invalid action"
         actions = {a: env.action_space(a).sample() for a in env.agents}
         actions[agent] = bad
         try:
             env.step(actions)
-            out.append(CheckResult(env_id, "invalid action", False, f"step with {agent}={bad!r} did not raise ValueError", time.perf_counter() - t))
         except ValueError:
-            out.append(CheckResult(env_id, "invalid action", True, "", time.perf_counter() - t))
+            return True, ""
         except Exception as err:
-            out.append(CheckResult(env_id, "invalid action", False, f"raised {type(err).__name__} instead of ValueError: {err}", time.perf_counter() - t))
-    env.close()
+            return False, f"raised {type(err).__name__} instead of ValueError: {err}"
+        return False, f"step with {agent}={bad!r} did not raise ValueError"
+
+    out.append(_timed(c.id, "invalid action", invalid))
     return out
 
 
-def check(env_id: str, tier: str = "smoke", **kwargs: Any) -> list[CheckResult]:
-    """Run every conformance check on one env (made with the tier's kwargs plus ``kwargs``)."""
+def check(env_id: str, tier: str = "smoke", recorded: str | None = None, **kwargs: Any) -> list[CheckResult]:
+    """Run every conformance check on one env (made with the tier's kwargs plus ``kwargs``).
+
+    ``recorded`` overrides the rollout hash recorded in the family's ``rollouts.json``."""
     c = card(env_id)
     if not extra_installed(c.extra):
         return [CheckResult(c.id, "all", None, f'extra [{c.extra}] not installed: pip install "icmlgym[{c.extra}]"')]
     env_kwargs = {**c.tier(tier).env_kwargs, **kwargs}
+    expected = recorded if recorded is not None else recorded_hash(c)
+    if kwargs:
+        tier = "custom"  # the recorded rollout is for the card's own smoke kwargs
     try:
-        return _multi_checks(c.id, env_kwargs) if c.kind == "multi" else _single_checks(c.id, env_kwargs)
-    except Exception as err:  # an env that cannot even be made
+        with strict_warnings():
+            make(c.id, **env_kwargs).close()
+    except Exception as err:  # an env that cannot even be made (or warns when made)
         return [CheckResult(c.id, "make", False, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}")]
+    return _multi_checks(c, env_kwargs, expected, tier) if c.kind == "multi" else _single_checks(c, env_kwargs, expected, tier)
+
+
+def failures(results: list[CheckResult]) -> str:
+    """The failed checks, one per line (empty when every check passed or was skipped)."""
+    return "\n".join(f"{r.env_id} · {r.check}: {r.detail}" for r in results if r.passed is False)
+
+
+__all__ = [
+    "ALLOWED_WARNINGS",
+    "CheckResult",
+    "HASH_STEPS",
+    "check",
+    "determinism_single",
+    "failures",
+    "invalid_action",
+    "play_multi",
+    "play_single",
+    "record_rollout",
+    "recorded_hash",
+    "strict_warnings",
+]
+

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
 
-import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 from PIL import Image, ImageDraw
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
@@ -32,12 +29,6 @@ def _rollout(env, seed, n_steps=None):
         infos.append(info)
         if term or trunc:
             return frames, rewards, infos
-
-
-def test_arena_passes_gymnasium_check_env():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_env(gym.make("icmlgym/ChoiceArena-v0", **SMALL).unwrapped)
 
 
 def test_arena_is_deterministic_under_seed():

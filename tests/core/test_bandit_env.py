@@ -1,17 +1,8 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 from icmlgym.envs.bandit.bernoulli_bandit import BernoulliBanditEnv
-from icmlgym.envs.checking import check
-
-
-def test_check_env_and_icmlgym_check():
-    check_env(BernoulliBanditEnv())
-    results = check("icmlgym/Bandit-v0")
-    assert {r.check for r in results} == {"check_env", "seed determinism", "invalid action"}
-    assert all(r.passed for r in results), results
 
 
 def test_invalid_action_names_space_and_value():

@@ -3,7 +3,7 @@ from pettingzoo.test import parallel_api_test
 
 import icmlgym
 from icmlgym.catalog import TaskCard, Tier
-from icmlgym.envs.checking import check
+from icmlgym.envs.checking import check, failures, play_multi
 
 ID = "icmlgym/TestPennies-v0"
 
@@ -27,9 +27,9 @@ def test_make_gives_a_parallel_env():
 
 
 def test_multi_agent_checks_pass():
-    results = check(ID)
-    assert {r.check for r in results} == {"parallel_api_test", "parallel_seed_test", "invalid action"}
-    assert all(r.passed for r in results), results
+    results = check(ID, recorded=play_multi(ID, {"rounds": 20}).rollout_hash)
+    assert {r.check for r in results} == {"parallel_api_test", "parallel_seed_test", "card contract", "step after end", "seed determinism", "recorded rollout", "invalid action"}
+    assert all(r.passed for r in results), failures(results)
 
 
 def test_runner_lifts_a_single_agent_class_to_every_player():

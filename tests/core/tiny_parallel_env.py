@@ -8,6 +8,8 @@ from pettingzoo import ParallelEnv
 
 
 class MatchingPennies(ParallelEnv):
+    """Matching pennies repeated for ``rounds`` rounds; each player observes the other's last move (2 = none yet)."""
+
     metadata = {"name": "matching_pennies_v0", "render_modes": []}
 
     def __init__(self, rounds: int = 20):
@@ -30,6 +32,8 @@ class MatchingPennies(ParallelEnv):
         return {a: 2 for a in self.agents}, {a: {} for a in self.agents}
 
     def step(self, actions):
+        if not self.agents:
+            raise RuntimeError("step() called after the episode ended; call reset()")
         for a, act in actions.items():
             if not self.action_space(a).contains(act):
                 raise ValueError(f"action {act!r} of {a} is not in {self.action_space(a)}")
@@ -38,8 +42,8 @@ class MatchingPennies(ParallelEnv):
         rewards = {"player_0": 1.0 if match else -1.0, "player_1": -1.0 if match else 1.0}
         obs = {"player_0": int(actions["player_1"]), "player_1": int(actions["player_0"])}
         done = self.t >= self.rounds
-        truncs = {a: done for a in self.agents}
-        terms = {a: False for a in self.agents}
+        terms = {a: done for a in self.agents}  # the rounds are the game's own length: terminated
+        truncs = {a: False for a in self.agents}
         infos = {a: {"cost": {"rounds": self.t}} for a in self.agents}
         if done:
             for a in self.agents:

@@ -24,7 +24,7 @@ CARDS = [
         kind="single",
         primary_metric="objective",
         direction="max",
-        cost_units=("queries", "chooser_errors", "edits", "env_steps"),
+        cost_units=("queries", "eval_queries", "chooser_errors", "edits", "env_steps"),
         tiers={
             "smoke": Tier(episodes=1, env_kwargs={"image_size": 64, "edit_budget": 20, "queries_per_step": 24}, seeds=3),
             "standard": Tier(episodes=3, env_kwargs={"image_size": 96, "edit_budget": 24, "queries_per_step": 48}, seeds=5),

@@ -70,6 +70,7 @@ class CognitiveTaskEnv(gym.Env):
         self.observation_space = spaces.Box(-np.inf, np.inf, shape=(self.task.n_input,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.task.n_actions)
         self._batch: TrialBatch | None = None
+        self._ended = False
 
     # --- helpers -----------------------------------------------------------------------
     def _obs(self) -> np.ndarray:
@@ -96,6 +97,7 @@ class CognitiveTaskEnv(gym.Env):
         self._correct = np.zeros(self.trials_per_episode, dtype=bool)
         self._aborted = np.zeros(self.trials_per_episode, dtype=bool)
         self._reward = 0.0
+        self._ended = False
         return self._obs(), self._info()
 
     def step(self, action: Any):
@@ -103,6 +105,8 @@ class CognitiveTaskEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
+        if self._ended:
+            raise RuntimeError("step() called after the episode ended; call reset()")
         a = int(action)
         b, i, t = self._batch, self._trial, self._t
         periods = {p: (int(se[i, 0]), int(se[i, 1])) for p, se in b.periods.items()}
@@ -134,6 +138,7 @@ class CognitiveTaskEnv(gym.Env):
                 self._trial += 1
                 self._t = 0
         info = {**self._info(), **new_trial_info}
+        self._ended = terminated
         if terminated:
             info["metrics"] = {
                 "accuracy": float(self._correct.mean()),
