@@ -14,28 +14,43 @@ id raises); ``with icmlgym.registered(card): ...`` does it for a block.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
+from typing import TYPE_CHECKING
 
-from icmlgym.agents import Agent, AgentSpec, BaseAgent, DictAgent, MultiAgent, load_agent
 from icmlgym.catalog import MissingExtraError, TaskCard, Tier, card, suite, suites, tasks
 from icmlgym.envs import make, make_parallel, register_all
 from icmlgym.registry import DuplicateRegistrationError, register, register_agent, registered, unregister, unregister_agent
-from icmlgym.runner import RunRecord, run
 
-try:
-    __version__ = version("icmlgym")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    from icmlgym.agents import Agent, AgentSpec, BaseAgent, DictAgent, MultiAgent, load_agent
+    from icmlgym.leaderboard import Leaderboard
+    from icmlgym.runner import RunRecord, run
 
 register_all()
 
+# loaded on first use, so that `import icmlgym` (and `icmlgym --help`) stays quick: the runner,
+# the agents and the leaderboard (SQLAlchemy, pandas) import a lot that registering envs does not need
+_LAZY = {
+    "Agent": "icmlgym.agents", "AgentSpec": "icmlgym.agents", "BaseAgent": "icmlgym.agents", "DictAgent": "icmlgym.agents",
+    "MultiAgent": "icmlgym.agents", "load_agent": "icmlgym.agents", "RunRecord": "icmlgym.runner", "run": "icmlgym.runner",
+    "Leaderboard": "icmlgym.leaderboard",
+}
+
 
 def __getattr__(name: str):
-    # the leaderboard pulls in SQLAlchemy; load it when first used
-    if name == "Leaderboard":
-        from icmlgym.leaderboard import Leaderboard
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
 
-        return Leaderboard
+        try:
+            value = version("icmlgym")
+        except PackageNotFoundError:  # running from a source tree that is not installed
+            value = "0.0.0"
+        globals()["__version__"] = value
+        return value
     raise AttributeError(f"module 'icmlgym' has no attribute {name!r}")
 
 

@@ -17,9 +17,10 @@ import hashlib
 import importlib.util
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas costs about a second to import: only tasks() needs it
+    import pandas as pd
 
 TIERS: tuple[str, ...] = ("smoke", "standard", "full")
 
@@ -309,10 +310,32 @@ def suite_families(members: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return sorted({_CARDS[e].family if e in _CARDS else e for e, _ in members})
 
 
+# families whose suites are costly to build (craft generates ~1,000 tasks from Crafter's recipes)
+# give a function instead; it runs the first time suites are asked for, not at import
+_SUITE_SOURCES: list[Any] = []
+_LAZY_SUITES: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+
+
+def add_suite_source(source: Any) -> None:
+    """Register a function returning ``{suite: [(env id, env kwargs)]}``, called on first use."""
+    _SUITE_SOURCES.append(source)
+
+
+def _lazy_suites() -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    while _SUITE_SOURCES:
+        for name, members in _SUITE_SOURCES.pop(0)().items():
+            bucket = _LAZY_SUITES.setdefault(name, [])
+            bucket += [(e, dict(k)) for e, k in members if (e, dict(k)) not in bucket]
+    return {name: [m for m in members if m[0] in _CARDS] for name, members in _LAZY_SUITES.items()}
+
+
 def suites() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """Every suite: name -> [(env id, env kwargs)]. ``all`` holds every env with its defaults;
     each family is a suite of its envs under its own name unless a suite of that name is declared."""
     out = {name: list(members) for name, members in _SUITES.items()}
+    for name, members in _lazy_suites().items():
+        if members:
+            out.setdefault(name, []).extend(m for m in members if m not in out.get(name, []))
     for c in sorted(_CARDS.values(), key=lambda c: c.id):
         if c.family not in _SUITES:
             out.setdefault(c.family, []).append((c.id, {}))
@@ -356,8 +379,10 @@ def cards() -> list[TaskCard]:
     return [_CARDS[k] for k in sorted(_CARDS)]
 
 
-def tasks() -> pd.DataFrame:
+def tasks() -> "pd.DataFrame":
     """The catalog as a DataFrame, one row per env id."""
+    import pandas as pd
+
     return pd.DataFrame([c.to_row() for c in cards()])
 
 

@@ -190,8 +190,9 @@ def register_family(family: Family) -> None:
         register(c)
     for name, info in family.agents.items():
         register_agent(name, info)
-    suites = family.suites() if callable(family.suites) else family.suites
-    for suite_name, members in suites.items():
+    if callable(family.suites):  # built on first use (see catalog.add_suite_source)
+        catalog.add_suite_source(family.suites)
+    for suite_name, members in ({} if callable(family.suites) else family.suites).items():
         for env_id, kwargs in members:
             catalog.add_to_suite(suite_name, env_id, kwargs)
     FAMILIES[family.name] = family

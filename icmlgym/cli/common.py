@@ -21,7 +21,23 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts are plain: "[ray]" is an extra's name, not markup
 )
+def _version(value: bool) -> None:
+    if value:
+        import icmlgym
+
+        typer.echo(f"icmlgym {icmlgym.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """ICML 2026 problems as registered Gymnasium / PettingZoo environments, a runner, and a leaderboard."""
+
+
 console = Console(width=None if sys.stdout.isatty() else 160)
 
 STORE_HELP = "Leaderboard store: an SQLAlchemy URL (sqlite:///..., postgresql+psycopg://...) or a file path. Default: $ICMLGYM_HOME/leaderboard.db, else ./icmlgym-results/leaderboard.db."

@@ -86,7 +86,8 @@ def leaderboard_cmd(
     """
     from icmlgym.catalog import UnknownEnvError
     from icmlgym.leaderboard import StoreError, render, report_html
-    from icmlgym.leaderboard.family import COLUMNS, family_tables_text, format_aggregate, terminal_width
+    from icmlgym.leaderboard.family import COLUMNS, family_tables_text, format_aggregate
+    from icmlgym.terminal import terminal_width
 
     check_format(fmt)
     if level is not None and level not in LEVELS:

@@ -131,8 +131,9 @@ def submit_cmd(
         if records or not tasks:
             df = board.table(suite=suite, tier=tier, level="task")
             emit(render(df, fmt, title=f"suite {suite} · {tier}"), None)
-            agg = board.table(suite=suite, tier=tier, level="suite")
-            if agg["iqm"].notna().any():
+            # a suite across families gets no aggregate (Leaderboard.aggregate_refusal says why)
+            agg = None if board.aggregate_refusal(suite) else board.table(suite=suite, tier=tier, level="suite")
+            if agg is not None and agg["iqm"].notna().any():
                 emit(render(agg, fmt, title=f"suite {suite} · {tier} · aggregate"), None)
     finally:
         board.close()

@@ -13,8 +13,6 @@ rows are written as ``name: value`` lines instead of being cut. ``columns`` pick
 from __future__ import annotations
 
 import math
-import os
-import shutil
 import sys
 from typing import IO, Any, Iterable, Sequence
 
@@ -22,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from icmlgym.catalog import UnknownEnvError, card
+from icmlgym.terminal import terminal_width
 
 # the compact columns, in display order
 COLUMNS = ("entry", "ref", "rank", "mean", "95% CI", "normalised", "seeds", "failed")
@@ -29,16 +28,6 @@ REQUIRED = ("entry", "mean", "95% CI")
 # dropped in this order when a table is wider than the terminal
 DROP_ORDER = ("failed", "seeds", "normalised", "rank", "ref")
 MARK = "*"
-
-
-def terminal_width(default: int = 100) -> int:
-    """The width to print at: ``$COLUMNS``, else the terminal's, else ``default`` (pipes, files)."""
-    env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size((default, 24)).columns
-    return default
 
 
 def number_format(values: Iterable[float]) -> "callable":

@@ -18,7 +18,7 @@ def test_help_on_every_command():
 
 def test_list_and_info():
     r = runner.invoke(app, ["list", "--format", "csv"])
-    assert r.exit_code == 0 and "icmlgym/Bandit-v0,bandit,single,pseudo_regret,min" in r.output
+    assert r.exit_code == 0 and "icmlgym/Bandit-v0,bandit,single,pseudo_regret,yes,,bandit-thompson,min" in r.output
     r = runner.invoke(app, ["info", "icmlgym/Bandit-v0"])
     assert r.exit_code == 0
     for text in ("pseudo_regret", "bandit-thompson", "Discrete(10)", "Action Space", "smoke"):
