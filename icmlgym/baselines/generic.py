@@ -61,7 +61,8 @@ class _DiscreteValueAgent(BaseAgent):
                 return i
         elif np.count_nonzero(values == values[i]) == 1:
             return i
-        return int(self.np_random.choice(np.flatnonzero(values == values[i])))
+        ties = np.flatnonzero(values == values[i])
+        return int(ties[self.np_random.integers(0, len(ties))])  # the draw rng.choice(ties) makes, without its overhead
 
 
 class EpsilonGreedyAgent(_DiscreteValueAgent):

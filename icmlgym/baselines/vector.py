@@ -90,9 +90,12 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         ``seeds``: the seed index of each row of ``values`` (default: row ``i`` is seed ``i``)."""
         best = values.argmax(axis=1)
         top = values[np.arange(len(values)), best]
-        for j in np.flatnonzero(np.count_nonzero(values == top[:, None], axis=1) > 1).tolist():
+        eq = values == top[:, None]
+        counts = np.count_nonzero(eq, axis=1)
+        for j in np.flatnonzero(counts > 1).tolist():
             rng = self.rngs[j if seeds is None else int(seeds[j])]
-            best[j] = int(rng.choice(np.flatnonzero(values[j] == top[j])))
+            # rng.choice(maxima) draws rng.integers(0, len(maxima)): the same draw, without choice's overhead
+            best[j] = int(np.flatnonzero(eq[j])[rng.integers(0, int(counts[j]))])
         return best
 
 
@@ -123,7 +126,8 @@ class VectorEpsilonGreedyAgent(_VectorDiscreteValueAgent):
             row = values[i]
             b = int(best[i])
             if np.count_nonzero(row == top[i]) > 1:
-                b = int(rng.choice(np.flatnonzero(row == top[i])))
+                ties = np.flatnonzero(row == top[i])
+                b = int(ties[rng.integers(0, len(ties))])  # = rng.choice(ties)
             out[i] = b
         return out + self.start
 

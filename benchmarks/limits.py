@@ -1,0 +1,403 @@
+"""Hot paths against their limits (issue #26's table), ours and the limit interleaved in one run.
+
+    python benchmarks/limits.py [--rows bandit,batched,hedge,sketch,fairlin,process,crafter] [--repeats 5] [--json out.json]
+
+Each row times our path and its limit (the same computation as plain numpy, or the
+reference library) alternately, ``--repeats`` times, and reports the ratio
+ours / limit of each repeat as min / median / max (lower is better; 1.0 is the
+limit). The load average is read before and after each row, since the machine is
+shared. Rows:
+
+- ``bandit``: Bandit-v0 through ``icmlgym.runner.execute`` against a plain numpy
+  loop with the same agent logic and the same random streams (random, UCB1,
+  Thompson), and against a Gymnasium loop of the same agent (``gym.make`` env).
+- ``batched``: 64 seeds of an entry as 64 single runs (in process) against one
+  batched run (``batch_seeds``); a throughput ratio, not a limit.
+- ``hedge``: Hedge on a 3-player, 10-action game, RepeatedGame-v0 with three
+  ``games-hedge`` agents through the runner (episode time, and the whole run with
+  the env's construction) against plain numpy Hedge.
+- ``sketch``: ``BernoulliSketch.update_many`` (splitmix64 hash, threshold, counts of the
+  sampled keys) against a plain numpy threshold sampler with a multiplicative hash.
+- ``fairlin``: FairLin-UCB, FairLin-PE and LinNash per round through the runner
+  against plain incremental LinUCB on the same instance and noise.
+- ``process``: 200 short runs on the process executor (2 workers) against the same
+  runs in a plain in-process loop: overhead per run.
+- ``crafter``: the Crafter backend against raw ``crafter.Env`` stepping (extra [craft]).
+
+Not re-measured here (paths this issue does not touch; their own scripts measure
+them): enumeration + fingerprints (``benchmarks/screening_perf.py``) and the
+10^6-row leaderboard (``benchmarks/leaderboard_scoring.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import time
+from typing import Callable
+
+import numpy as np
+
+ROW_NAMES = ("bandit", "batched", "hedge", "sketch", "fairlin", "process", "crafter")
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Seconds(float):
+    """What a timed function returns when it measured its own time (e.g. an episode's wall time)."""
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Seconds of each function per repeat; the functions alternate (order flipped every repeat).
+    A function that returns :class:`Seconds` is timed by that value, any other by the clock."""
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    names = list(fns)
+    for r in range(repeats):
+        for k in names if r % 2 == 0 else names[::-1]:
+            t0 = time.perf_counter()
+            got = fns[k]()
+            elapsed = time.perf_counter() - t0
+            out[k].append(float(got) if isinstance(got, Seconds) else elapsed)
+    return out
+
+
+def ratio_stats(ours: list[float], limit: list[float]) -> dict[str, float]:
+    r = [a / b for a, b in zip(ours, limit)]
+    return {"min": min(r), "median": statistics.median(r), "max": max(r)}
+
+
+# ------------------------------------------------------------------------------------- bandit
+def _plain_bandit(agent: str, means: np.ndarray, horizon: int, env_seed: int, agent_seed: int) -> float:
+    """A plain numpy Bernoulli bandit loop with the agent's logic and its random streams."""
+    from gymnasium.utils import seeding
+
+    k = len(means)
+    env_rng, _ = seeding.np_random(env_seed)
+    rng = np.random.default_rng(agent_seed)
+    counts = np.zeros(k)
+    sums = np.zeros(k)
+    regret = 0.0
+    best = means.max()
+    if agent == "random":
+        space_rng = np.random.default_rng(int(rng.integers(2**31 - 1)))
+    for t in range(horizon):
+        if agent == "random":
+            a = int(space_rng.integers(k))
+        elif agent == "ucb1":
+            if t < k:
+                a = t
+            else:
+                v = sums / counts + np.sqrt(2.0 * np.log(t) / counts)
+                a = int(v.argmax())
+                if np.count_nonzero(v == v[a]) > 1:  # ties: a uniform draw among them, as the agent does
+                    a = int(rng.choice(np.flatnonzero(v == v[a])))
+        else:  # bandit-thompson
+            a = int(np.argmax(rng.beta(1.0 + sums, 1.0 + (counts - sums))))
+        r = float(env_rng.random() < means[a])
+        counts[a] += 1
+        sums[a] += r
+        regret += best - means[a]
+    return regret
+
+
+def row_bandit(args) -> list[dict]:
+    import gymnasium as gym
+
+    import icmlgym
+    from icmlgym.agents import AgentSpec, load_agent
+    from icmlgym.runner import RunTask, execute, episode_seed
+
+    horizon = args.horizon
+    means = icmlgym.make("icmlgym/Bandit-v0").unwrapped.means
+    rows = []
+    for agent in ("random", "ucb1", "bandit-thompson"):
+        task = RunTask("icmlgym/Bandit-v0", agent, 0, "smoke", {"horizon": horizon}, episodes=1)
+        execute(task)  # warm caches once, as a sweep would
+
+        def ours() -> float:
+            rec = execute(task)
+            assert rec.status == "ok", rec.error
+            return Seconds(rec.episodes[0].wall_time)
+
+        def plain() -> None:
+            _plain_bandit(agent, means, horizon, episode_seed(0, 0, "env"), episode_seed(0, 0, "agent"))
+
+        env = gym.make("icmlgym/Bandit-v0", horizon=horizon)
+        loaded = load_agent(agent)
+
+        def gym_loop() -> None:
+            a = loaded()
+            a.reset(episode_seed(0, 0, "agent"), AgentSpec("icmlgym/Bandit-v0", env.observation_space, env.action_space))
+            obs, info = env.reset(seed=episode_seed(0, 0, "env"))
+            done = False
+            while not done:
+                act = a.act(obs, info)
+                nxt, r, term, trunc, info = env.step(act)
+                a.update(obs, act, r, nxt, term, trunc, info)
+                obs, done = nxt, term or trunc
+
+        # the plain loop plays exactly the runner's episode (same regret) for UCB1 and Thompson
+        rec = execute(task)
+        if agent != "random":
+            same = _plain_bandit(agent, means, horizon, episode_seed(0, 0, "env"), episode_seed(0, 0, "agent"))
+            assert abs(same - rec.episodes[0].metrics["pseudo_regret"]) < 1e-6, (agent, same)
+        before = load()
+        t = interleaved({"ours": ours, "plain": plain, "gym": gym_loop}, args.repeats)
+        after = load()
+        us = {k: 1e6 * min(v) / horizon for k, v in t.items()}
+        rows.append({"row": f"runner vs plain numpy loop, {agent} (Bandit-v0, us/step)", "ours": us["ours"], "limit": us["plain"],
+                     **ratio_stats(t["ours"], t["plain"]), "load": f"{before} -> {after}"})
+        rows.append({"row": f"runner vs gym loop of the same agent, {agent}", "ours": us["ours"], "limit": us["gym"],
+                     **ratio_stats(t["ours"], t["gym"]), "load": f"{before} -> {after}"})
+    return rows
+
+
+# ------------------------------------------------------------------------------------- batched
+def row_batched(args) -> list[dict]:
+    from icmlgym.runner import execute
+    from icmlgym.runner.api import make_tasks
+    from icmlgym.runner.batched import execute_batch
+
+    rows = []
+    for agent in ("random", "ucb1", "bandit-thompson"):
+        tasks = make_tasks("icmlgym/Bandit-v0", agent, seeds=64, tier="smoke")
+        execute_batch(tasks[:2])
+        before = load()
+        t = interleaved({"single": lambda: [execute(x) for x in tasks], "batched": lambda: execute_batch(tasks)}, max(2, args.repeats // 2))
+        after = load()
+        rows.append({"row": f"64 seeds batched vs 64 single runs in process, {agent} (Bandit-v0 smoke; runs/s)",
+                     "ours": 64 / min(t["batched"]), "limit": 64 / min(t["single"]),
+                     **ratio_stats(t["batched"], t["single"]), "load": f"{before} -> {after}",
+                     "note": f"throughput x{min(t['single']) / min(t['batched']):.1f}"})
+    return rows
+
+
+# ------------------------------------------------------------------------------------- hedge
+def plain_numpy_hedge(payoffs: np.ndarray, x0: list[np.ndarray], rounds: int, eta: float = 0.1) -> list[np.ndarray]:
+    scores = [np.log(x) / eta for x in x0]
+    subs = ["abc,b,c->a", "abc,a,c->b", "abc,a,b->c"]
+    xs = list(x0)
+    for t in range(rounds):
+        if t > 0:
+            xs = []
+            for s in scores:
+                w = np.exp(eta * (s - s.max()))
+                xs.append(w / w.sum())
+        us = [
+            np.einsum(subs[0], payoffs[0], xs[1], xs[2]),
+            np.einsum(subs[1], payoffs[1], xs[0], xs[2]),
+            np.einsum(subs[2], payoffs[2], xs[0], xs[1]),
+        ]
+        scores = [s + u for s, u in zip(scores, us)]
+    return xs
+
+
+def row_hedge(args) -> list[dict]:
+    import icmlgym
+    from icmlgym.envs.games.normal_form import random_game
+
+    T = args.rounds
+    game = random_game(10, 3, seed=0)
+    x0 = [np.full(10, 0.1) for _ in range(3)]
+    kw = {"n_players": 3, "n_actions": 10, "horizon": T}
+    holder: dict[str, float] = {}
+
+    def env_run() -> float:
+        t0 = time.perf_counter()
+        (rec,) = icmlgym.run("icmlgym/RepeatedGame-v0", "games-hedge", seeds=1, env_kwargs=kw)
+        assert rec.status == "ok", rec.error
+        holder["whole"] = time.perf_counter() - t0
+        return Seconds(rec.episodes[0].wall_time)
+
+    whole: list[float] = []
+
+    def env_episode() -> float:
+        ep = env_run()
+        whole.append(holder["whole"])
+        return ep
+
+    before = load()
+    t = interleaved({"ours": env_episode, "plain": lambda: plain_numpy_hedge(np.asarray(game.payoffs), x0, T)}, args.repeats)
+    after = load()
+    us = {k: 1e6 * min(v) / T for k, v in t.items()}
+    return [
+        {"row": "Hedge 3x10 round through RepeatedGame-v0 + runner vs plain numpy Hedge (us/round, episode)", "ours": us["ours"],
+         "limit": us["plain"], **ratio_stats(t["ours"], t["plain"]), "load": f"{before} -> {after}"},
+        {"row": "  the same, whole run (env construction, preference graph, record)", "ours": 1e6 * min(whole) / T,
+         "limit": us["plain"], **ratio_stats(whole, t["plain"]), "load": f"{before} -> {after}"},
+    ]
+
+
+# ------------------------------------------------------------------------------------- sketch
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+
+
+def plain_threshold_sampler(keys: np.ndarray, p: float, held: dict) -> None:
+    """The limit: a multiplicative hash, the threshold ``u < p``, the sampled keys' counts into a dict."""
+    u = ((keys.view(np.uint64) * _MULT) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    uk, counts = np.unique(keys[u < p], return_counts=True)
+    old = np.fromiter((held.get(x, 0) for x in uk.tolist()), dtype=np.int64, count=len(uk))
+    held.update(zip(uk.tolist(), (old + counts).tolist()))
+
+
+def row_sketch(args) -> list[dict]:
+    from icmlgym.envs.sketch.sketches import BernoulliSketch
+
+    keys = np.random.default_rng(0).integers(0, 2**40, args.sketch_n, dtype=np.int64)
+    p = 0.01
+
+    def ours() -> None:
+        BernoulliSketch("cardinality", p=p, seed=1).update_many(keys)
+
+    before = load()
+    t = interleaved({"ours": ours, "plain": lambda: plain_threshold_sampler(keys, p, {})}, args.repeats)
+    after = load()
+    rate = {k: len(keys) / min(v) / 1e6 for k, v in t.items()}
+    return [{"row": "sketch update_many (Bernoulli threshold sampling, p=0.01) vs plain numpy threshold sampler, "
+                    "multiplicative hash (M updates/s)", "ours": rate["ours"],
+             "limit": rate["plain"], **ratio_stats(t["ours"], t["plain"]), "load": f"{before} -> {after}"}]
+
+
+# ------------------------------------------------------------------------------------- fairlin
+def _radius(t: int, d: int, sd: float, arm_norm: float, delta: float) -> float:
+    return sd * math.sqrt(2 * math.log(1 / delta) + d * math.log(1 + t * arm_norm**2 / d)) + 1.0
+
+
+def plain_incremental_linucb(X: np.ndarray, means: np.ndarray, noise: np.ndarray) -> float:
+    T, d = len(noise), X.shape[1]
+    sd, delta = math.sqrt(0.5), 1.0 / T
+    arm_norm = float(np.sqrt((X**2).sum(axis=1).max()))
+    Vinv = np.eye(d)
+    b = np.zeros(d)
+    w = np.einsum("ij,ij->i", X, X)
+    for t in range(T):
+        theta = Vinv @ b
+        a = int(np.argmax(X @ theta + _radius(t, d, sd, arm_norm, delta) * np.sqrt(np.maximum(w, 0.0))))
+        r = means[a] + noise[t]
+        x = X[a]
+        u = Vinv @ x
+        denom = 1.0 + x @ u
+        Vinv -= np.outer(u, u) / denom
+        xu = X @ u
+        w -= xu * xu / denom
+        b += r * x
+    return 0.0
+
+
+def row_fairlin(args) -> list[dict]:
+    import icmlgym
+    from icmlgym.envs.fairbandit.fair_linear_bandit import FairLinearBanditEnv
+
+    kw = {"horizon": args.fair_T, "n_arms": 1000, "dim": 10}
+    env = FairLinearBanditEnv(**kw)
+    env.reset(seed=0)
+    X, means, noise = env.arms, env.means, env._draws.copy()
+    rows = []
+    for agent in ("fairbandit-fairlin-ucb", "fairbandit-fairlin-pe", "fairbandit-linnash"):
+        def ours() -> float:
+            (rec,) = icmlgym.run("icmlgym/FairLinearBandit-v0", agent, seeds=[0], env_kwargs=kw)
+            assert rec.status == "ok", rec.error
+            return Seconds(rec.episodes[0].wall_time)
+
+        before = load()
+        t = interleaved({"ours": ours, "plain": lambda: plain_incremental_linucb(X, means, noise)}, args.repeats)
+        after = load()
+        us = {k: 1e6 * min(v) / args.fair_T for k, v in t.items()}
+        rows.append({"row": f"{agent} vs plain incremental LinUCB (us/round, K=1000, d=10)", "ours": us["ours"], "limit": us["plain"],
+                     **ratio_stats(t["ours"], t["plain"]), "load": f"{before} -> {after}"})
+    return rows
+
+
+# ------------------------------------------------------------------------------------- process
+def row_process(args) -> list[dict]:
+    from icmlgym.runner import execute
+    from icmlgym.runner.api import make_tasks
+    from icmlgym.runner.executors import ProcessExecutor
+
+    agents = ("random", "ucb1", "epsilon-greedy", "bandit-thompson")
+    tasks = [t for a in agents for t in make_tasks("icmlgym/Bandit-v0", a, seeds=args.runs // len(agents))]
+    workers = 2
+    ex = ProcessExecutor(workers=workers)
+    list(ex.imap(tasks[:2]))  # start the warm server once (as a sweep's first runs do)
+
+    def pool() -> None:
+        recs = list(ex.imap(tasks))
+        assert all(r.status == "ok" for r in recs), [r.error for r in recs if r.status != "ok"][:1]
+
+    before = load()
+    t = interleaved({"ours": pool, "plain": lambda: [execute(x) for x in tasks]}, max(2, args.repeats // 2))
+    after = load()
+    n = len(tasks)
+    over = [(w * workers - p) / n * 1e3 for w, p in zip(t["ours"], t["plain"])]
+    return [{"row": f"process executor, {n} short runs, {workers} workers: overhead per run (ms) = (wall x workers - plain) / runs",
+             "ours": statistics.median(over), "limit": 0.0, "min": min(over), "median": statistics.median(over), "max": max(over),
+             "load": f"{before} -> {after}", "note": f"sweep at {min(t['plain']) / min(t['ours']):.2f}x the speed of a single-core loop"}]
+
+
+# ------------------------------------------------------------------------------------- crafter
+def row_crafter(args) -> list[dict]:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from craft_speed import stepping
+
+    before = load()
+    ratios = []
+    for _ in range(args.repeats):
+        ratios.append(stepping(args.crafter_steps, 1)["backend_ratio"])
+    after = load()
+    return [{"row": "Crafter backend vs raw crafter.Env (time ratio per step)", "ours": statistics.median(ratios), "limit": 1.0,
+             "min": min(ratios), "median": statistics.median(ratios), "max": max(ratios), "load": f"{before} -> {after}"}]
+
+
+ROWS = {"bandit": row_bandit, "batched": row_batched, "hedge": row_hedge, "sketch": row_sketch,
+        "fairlin": row_fairlin, "process": row_process, "crafter": row_crafter}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default=",".join(ROW_NAMES))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--horizon", type=int, default=20_000, help="bandit steps per episode")
+    ap.add_argument("--rounds", type=int, default=5_000, help="Hedge rounds")
+    ap.add_argument("--sketch-n", type=int, default=1_000_000)
+    ap.add_argument("--fair-T", type=int, default=2_000)
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--crafter-steps", type=int, default=1_000)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    import icmlgym
+
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"numpy {np.__version__}, icmlgym {icmlgym.__version__}; uptime: {uptime}; {args.repeats} interleaved repeats")
+    print("| path | ours | limit | ratio min / median / max | load (1, 5, 15 min) before -> after | note |")
+    print("|---|---|---|---|---|---|")
+    results = []
+    for name in args.rows.split(","):
+        if name not in ROWS:
+            raise SystemExit(f"unknown row {name!r}; rows: {', '.join(ROW_NAMES)}")
+        try:
+            rows = ROWS[name](args)
+        except ImportError as err:
+            print(f"| {name} | skipped: {err} | | | | |", flush=True)
+            continue
+        for r in rows:
+            results.append(r)
+            print(f"| {r['row']} | {r['ours']:.3g} | {r['limit']:.3g} | {r['min']:.2f} / {r['median']:.2f} / {r['max']:.2f} | "
+                  f"{r['load']} | {r.get('note', '')} |", flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"uptime": uptime, "rows": results}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
