@@ -24,9 +24,20 @@ _JSON = ("env_kwargs", "env_spec", "agent_kwargs", "cost", "hardware", "device",
 _NAN = float("nan")
 
 
+def _no_negative_zero(x: Any) -> Any:
+    # SQLite stores -0.0 as 0.0: hash both alike, or a run with a -0.0 return reads back "damaged"
+    if isinstance(x, float) and x == 0.0:
+        return 0.0
+    if isinstance(x, dict):
+        return {k: _no_negative_zero(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_no_negative_zero(v) for v in x]
+    return x
+
+
 def content_hash(rec: RunRecord) -> str:
     """The hash a run is stored with (32 hex digits)."""
-    return hashlib.sha256(canonical_json(rec.to_dict()).encode()).hexdigest()[:32]
+    return hashlib.sha256(canonical_json(_no_negative_zero(rec.to_dict())).encode()).hexdigest()[:32]
 
 
 def _run_rows(conn: sa.Connection, run_ids: list[str] | None) -> list[Any]:

@@ -73,6 +73,9 @@ def test_the_run_key_covers_entry_env_kwargs_tier_seed_and_code():
 
 def test_migration_keeps_one_run_per_key_and_adds_a_unique_index(store_path):
     dupes = [make_record("a", 0, [1.0], status="failed"), make_record("a", 0, [2.0]), make_record("a", 0, [3.0]), make_record("a", 1, [4.0])]
+    for i, r in enumerate(dupes):
+        r.timestamp = f"2026-01-01T00:00:0{i}+00:00"  # the failed run is not the newest, yet an ok run wins
+    dupes[0].timestamp = "2026-01-01T00:00:09+00:00"
     write_v1_store(f"sqlite:///{store_path}", dupes)
     with Leaderboard(store_path) as board:
         assert board.schema_version == schema.SCHEMA_VERSION
