@@ -9,12 +9,14 @@ local run, through :class:`RemoteAgent`, a stand-in that forwards the agent
 protocol's calls. Without hidden seeds, an isolated run's metrics are therefore
 bit for bit those of a local run of the same seeds.
 
-**Hidden evaluation seeds.** With ``SandboxOptions.hidden_seeds`` (the board's
-secret), episode ``e`` of run seed ``s`` resets the env with
-:func:`hidden_seed` (an HMAC of the public seed under the secret) instead of the
-public seed; the agent's own seeds (and its training env's) stay public, so a
-submission cannot rebuild the evaluation instance, and its record says
-``seeds: hidden``.
+**Hidden evaluation instances.** With ``SandboxOptions.hidden_seeds`` (the board's
+secret), episode ``e`` of run seed ``s`` resets the env with :func:`hidden_seed`
+(an HMAC of the public seed under the secret) instead of the public seed, and
+the env's instance arguments (:data:`INSTANCE_KWARGS`, e.g. a bandit's
+``instance_seed``) that the task leaves at their default get hidden values too.
+The agent's own seeds, its spec and its training env stay public, so a
+submission cannot rebuild the evaluation instance; its record says
+``seeds: hidden`` and lists the hidden arguments.
 
 **Identity.** The record's agent name, entry point and source hash come from the
 task (set by the submitter, from the file's bytes), never from the agent.
@@ -79,6 +81,32 @@ def hidden_seed(secret: bytes, env_id: str, seed: int | None) -> int | None:
         return None
     digest = hmac.new(secret, f"{env_id}\0{int(seed)}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:4], "big") >> 1
+
+
+# constructor arguments that only pick which instance of a task is played (seeds of a random
+# instance or catalog): hidden for submissions unless the task fixes them explicitly
+INSTANCE_KWARGS = ("instance_seed", "catalog_seed")
+
+
+def hidden_instance_kwargs(c: Any, task: Any, secret: bytes) -> dict[str, int]:
+    """The env's instance arguments (:data:`INSTANCE_KWARGS` its constructor takes and the task does
+    not set), each given a value derived from the board's secret and the run seed."""
+    import importlib
+    import inspect
+
+    module, _, attr = c.entry_point.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        params = inspect.signature(obj).parameters
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return {}
+    return {
+        k: hidden_seed(secret, f"{c.id}/{k}", task.seed)
+        for k in INSTANCE_KWARGS
+        if k in params and k not in task.env_kwargs
+    }
 
 
 class HiddenSeedEnv:
@@ -205,8 +233,11 @@ def evaluate(task: Any) -> RunRecord:
         tier = c.tier(task.tier)
         kwargs = _env_kwargs(c, task)
         secrets = secret_values(kwargs, task.agent_kwargs)
-        env = make(c.id, **kwargs)
-        record.env_spec = redact(_spec_dict(c, env, kwargs))
+        hidden = hidden_instance_kwargs(c, task, opts.hidden_seeds) if opts.hidden_seeds else {}
+        env = make(c.id, **{**kwargs, **hidden})
+        record.env_spec = redact(_spec_dict(c, env, {**kwargs, **{k: "<hidden>" for k in hidden}}))
+        if hidden:
+            record.isolation["hidden_kwargs"] = sorted(hidden)
         agent = RemoteAgent(channel, opts.call_timeout, multi_agent=c.kind == "multi")
         agent.hello(_sandbox_load(iso, sandbox.mode), task.agent_kwargs, _public_spec(c, env, kwargs, task), opts.load_timeout,
                     [opts.agent_dir(sandbox.mode)] if opts.agent_path else [])

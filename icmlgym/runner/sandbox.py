@@ -15,9 +15,11 @@ hands back the evaluator's end of the channel. Two kinds (``SandboxOptions.mode`
   kernel kills every process in it.
 - ``none`` (the fallback): the same process split and channel, a scrubbed
   environment, a private temporary working folder, a new session (its own
-  process group) with a parent-death signal. It does not hide the file system,
-  the network or other processes; a process that leaves the group *and* its
-  parent escapes the final kill. Records say ``sandbox: none``.
+  process group) with a parent-death signal; at the end the process tree, the
+  group, and any process still carrying the sandbox's id in its environment (a
+  daemon that left both) are killed. It does not hide the file system, the
+  network or other processes, and a process that also rewrites its own
+  environment escapes the final kill. Records say ``sandbox: none``.
 
 Both kinds enforce limits over the agent's whole process tree from outside it
 (a watcher thread polls ``/proc``): resident memory summed over every process
@@ -38,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,6 +139,20 @@ def _cpu_seconds(pid: int) -> float:
     return sum(int(x) for x in f[11:15]) / _CLK_TCK
 
 
+def _with_environ(entry: bytes) -> list[int]:
+    """Pids of the processes whose environment holds ``entry`` (``NAME=value``)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                with open(f"/proc/{name}/environ", "rb") as fh:
+                    if entry in fh.read().split(b"\0"):
+                        out.append(int(name))
+            except OSError:
+                continue
+    return out
+
+
 def set_parent_death_signal() -> None:
     """Ask the kernel to SIGKILL this process when its parent ends (Linux; a no-op elsewhere)."""
     try:
@@ -168,6 +185,7 @@ class Sandbox:
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._threads: list[threading.Thread] = []
         self.start_time = 0.0
+        self.token = uuid.uuid4().hex
 
     # -- the command ---------------------------------------------------------------------------
 
@@ -184,6 +202,8 @@ class Sandbox:
         for k in _PASS_ENV:
             if k in os.environ:
                 env[k] = os.environ[k]
+        if self.mode == "none":  # inherited by every process the agent starts: found and killed at the end
+            env["ICMLGYM_SANDBOX_ID"] = self.token
         return env
 
     def command(self, fd: int) -> tuple[list[str], dict[str, str] | None, str | None]:
@@ -324,6 +344,12 @@ class Sandbox:
             os.killpg(proc.pid, signal.SIGKILL)  # what left the tree but not the group
         except (ProcessLookupError, PermissionError):
             pass
+        if self.mode == "none":  # what left the tree and the group (a daemon): by its environment
+            for pid in _with_environ(f"ICMLGYM_SANDBOX_ID={self.token}".encode()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
 
     def stop(self, grace: float = 2.0) -> None:
         """End the agent process and everything it started, and stop the watchers."""
