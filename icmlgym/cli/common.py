@@ -66,11 +66,12 @@ def store_file(store: Optional[str]) -> Optional[Path]:
     return None
 
 
-def open_board(store: Optional[str], must_exist: bool = False):
+def open_board(store: Optional[str], must_exist: bool = False, read_only: bool = False):
     """Open the store, or exit with the store's own error (a foreign or corrupt file is never touched).
 
     ``must_exist``: for commands that only read, a store file that does not exist is an error
-    (exit 2), never created."""
+    (exit 2), never created. ``read_only``: SQLite's read-only mode (no schema write, no
+    checkpoint; an empty file is not adopted)."""
     from icmlgym.leaderboard import Leaderboard, StoreError
 
     if must_exist:
@@ -79,7 +80,7 @@ def open_board(store: Optional[str], must_exist: bool = False):
             where = "--store" if store is not None else "the default store"
             fail(f"{where} {path} does not exist: run `icmlgym benchmark` or `icmlgym run` first, or give --store")
     try:
-        return Leaderboard(store)
+        return Leaderboard(store, read_only=read_only)
     except (StoreError, ValueError) as err:
         fail(str(err))
 

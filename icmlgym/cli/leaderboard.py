@@ -61,9 +61,10 @@ def leaderboard_cmd(
     ci: float = typer.Option(0.95, help="Confidence level of the intervals."),
     seed: int = typer.Option(0, help="Seed of the bootstrap (tables are reproducible)."),
     export: Optional[Path] = typer.Option(None, help="Also export the selected runs (episodes and provenance included) to a .csv or .parquet file."),
-    merge: Optional[List[str]] = typer.Option(None, help="First import runs from an export (.csv/.parquet) or another store (URL or .db) into --store (repeatable); runs whose key is already stored keep the stored run."),
+    merge: Optional[List[str]] = typer.Option(None, help="First import runs from an export (.csv/.parquet) or another store (URL or .db) into --store (repeatable); runs whose key is already stored keep the stored run. Also takes a spill file (.jsonl) a sweep wrote when the store could not be written. Without --merge or --delete the store is opened read-only."),
     delete: Optional[List[str]] = typer.Option(None, "--delete", help="Delete an entry's runs (as the tables name it; repeatable), within --env/--suite/--tier if given; asks for confirmation."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before --delete."),
+    submissions: bool = typer.Option(False, "--submissions", help="Only runs evaluated on the board's hidden seeds (icmlgym submit); by default both kinds are shown, each entry marked with its kind when they mix."),
 ) -> None:
     """Show the leaderboard. With no options: one compact table per family, each env's entries
     with mean, 95% percentile-bootstrap interval, rank interval, normalised score (random 0,
@@ -101,7 +102,7 @@ def leaderboard_cmd(
             fail(f"--columns: unknown column(s) {', '.join(map(repr, unknown))}; columns are {', '.join(COLUMNS)}")
     if delete and (merge or export or output):
         fail("--delete changes the store; run it on its own (without --merge, --export or --output)")
-    board = open_board(store, must_exist=not merge)
+    board = open_board(store, must_exist=not merge, read_only=not merge and not delete)
     try:
         for src in merge or []:
             try:
@@ -116,11 +117,16 @@ def leaderboard_cmd(
         if delete:
             _delete(board, delete, env, suite, tier, yes)
             return
+        damaged = board.damaged()
+        if damaged:
+            typer.echo(f"warning: {len(damaged)} stored run(s) no longer match their content hash and are reported as damaged, "
+                       f"never scored: {', '.join(sorted(damaged)[:5])}{' ...' if len(damaged) > 5 else ''}", err=True)
         try:
             if fmt == "html":
                 emit(report_html(board, env=env, suite=suite, tier=tier, metric=metric, n_boot=boot, ci=ci, seed=seed), output)
             else:
-                task_df, suite_df = board.tables(env=env, suite=suite, tier=tier, metric=metric, agent=agent, n_boot=boot, ci=ci, seed=seed)
+                task_df, suite_df = board.tables(env=env, suite=suite, tier=tier, metric=metric, agent=agent, n_boot=boot, ci=ci, seed=seed,
+                                                 seeds="hidden" if submissions else None)
                 what = f"suite {suite}" if suite else ", ".join(env) if env else "all runs"
                 title = f"icmlgym leaderboard · {what}" + (f" · {tier}" if tier else "")
                 for note in task_df.attrs.get("notes", []):
@@ -201,7 +207,7 @@ def compare_cmd(
     from icmlgym.leaderboard import render
 
     check_format(fmt)
-    board = open_board(store, must_exist=True)
+    board = open_board(store, must_exist=True, read_only=True)
     try:
         try:
             df = board.compare(a, b, env=env, suite=suite, tier=tier, metric=metric, n_boot=boot, seed=seed)

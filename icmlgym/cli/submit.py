@@ -57,6 +57,7 @@ def submit_cmd(
     """
     import icmlgym
     from icmlgym.leaderboard import render
+    from icmlgym.leaderboard.spill import SpillingWriter
     from icmlgym.runner import make_tasks, run_tasks
     from icmlgym.runner.api import split_done
     from icmlgym.runner.sandbox import SandboxOptions, resolve_mode
@@ -114,15 +115,18 @@ def submit_cmd(
         options.hide = board_paths(board)
         for t in tasks:
             t.isolation = isolation
+        writer = SpillingWriter(board, warn=lambda m: typer.echo(f"warning: {m}", err=True))
         if resume:
             tasks, done = split_done(tasks, board.run_keys("ok"))
             if done:
                 typer.echo(f"resuming: {len(done)} run(s) already stored, {len(tasks)} to go", err=True)
         records = run_tasks(
             tasks, executor=executor, workers=workers, timeout=timeout,
-            on_record=board.add, progress=sys.stderr.isatty(),
+            on_record=writer, progress=sys.stderr.isatty(),
             executor_options={"address": address, "max_retries": max_retries} if executor == "ray" else None,
         )
+        if writer.spilled:
+            typer.echo(writer.summary(), err=True)
         bad = [r for r in records if r.status != "ok"]
         typer.echo(f"stored {len(records)} run(s) of {isolation.name} ({agent}) on suite {suite} ({tier}) in {board.url}; {len(bad)} not ok", err=True)
         for r in bad[:20]:

@@ -43,6 +43,9 @@ class Leaderboard:
         store: an SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``) or a file path;
             None means :func:`icmlgym.leaderboard.default_store_url` (``$ICMLGYM_HOME/leaderboard.db``
             or ``./icmlgym-results/leaderboard.db``).
+        read_only: open without writing anything (SQLite's read-only mode: no schema change, no
+            checkpoint); a missing or empty file, an older schema, or a damaged write-ahead log is
+            an error instead of being created, adopted or migrated.
 
     Raises:
         StoreError: the store is not a leaderboard, is corrupt, or has a newer schema (the file is
@@ -56,8 +59,8 @@ class Leaderboard:
         board.table(suite="bandits", tier="smoke") # IQM / mean / median of normalised scores
     """
 
-    def __init__(self, store: str | os.PathLike | None = None) -> None:
-        self._store = Store(store)
+    def __init__(self, store: str | os.PathLike | None = None, read_only: bool = False) -> None:
+        self._store = Store(store, read_only=read_only)
 
     # -- basics --------------------------------------------------------------------------------
 
@@ -453,8 +456,9 @@ class Leaderboard:
         return len(df)
 
     def import_(self, path: str | os.PathLike) -> int:
-        """Add the runs of an export (``.csv`` / ``.parquet``) or of another store (a URL or an
-        SQLite file): merging two teams' results. Runs already here (same run_id) are skipped; each
+        """Add the runs of an export (``.csv`` / ``.parquet``), of a spill file (``.jsonl``, see
+        :mod:`icmlgym.leaderboard.spill`) or of another store (a URL or an SQLite file): merging two
+        teams' results. Runs already here (same run_id) are skipped; each
         imported run keeps where it came from in its ``source``. Returns the number of runs added."""
         text = os.fspath(path)
         if "://" in text or Path(text).suffix.lower() in (".db", ".sqlite", ".sqlite3"):
@@ -467,6 +471,13 @@ class Leaderboard:
                 other.close()
             return self._add_with_sources(recs, [srcs.get(r.run_id) or origin for r in recs])
         p = Path(text)
+        if p.name.endswith(".jsonl"):  # records spilled by a sweep whose store could not be written
+            from icmlgym.leaderboard.spill import read_spill
+
+            if not p.is_file():
+                raise FileNotFoundError(f"no spill file at {p}")
+            recs = read_spill(p)
+            return self._add_with_sources(recs, [f"spill:{p.name}"] * len(recs))
         fmt = _file_format(p)
         if not p.is_file():
             raise FileNotFoundError(f"no export file at {p}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import sqlalchemy as sa
@@ -105,4 +107,68 @@ def damaged_runs(conn: sa.Connection, run_ids: list[str] | None = None) -> dict[
     return out
 
 
-__all__ = ["content_hash", "damaged_runs", "fill_content_hashes", "records_from_rows"]
+
+
+# -- SQLite's write-ahead log --------------------------------------------------------------------
+
+_WAL_MAGIC = (0x377F0682, 0x377F0683)  # checksums little- / big-endian
+
+
+def _wal_checksum(data: bytes, s0: int, s1: int, big: bool) -> tuple[int, int]:
+    import numpy as np
+
+    words = np.frombuffer(data, dtype=">u4" if big else "<u4").astype(np.uint64)
+    mask = 0xFFFFFFFF
+    x = words.tolist()
+    for i in range(0, len(x), 2):
+        s0 = (s0 + x[i] + s1) & mask
+        s1 = (s1 + x[i + 1] + s0) & mask
+    return s0, s1
+
+
+def wal_damage(db_path: str | os.PathLike) -> str:
+    """Why the write-ahead log beside ``db_path`` is damaged, or ``""`` when it is sound (or absent).
+
+    SQLite reads a WAL up to its first frame whose checksum fails and ignores the rest, and a
+    checkpoint then makes that loss permanent. A frame that carries the log's current salt but a
+    wrong checksum, followed by more such frames, is damage (a torn or changed write); frames
+    with an older salt are left over from before the last checkpoint and are normal."""
+    import struct
+
+    wal = Path(f"{os.fspath(db_path)}-wal")
+    try:
+        data = wal.read_bytes()
+    except OSError:
+        return ""
+    if len(data) == 0:
+        return ""
+    if len(data) < 32:
+        return f"{wal} is {len(data)} bytes, shorter than a WAL header"
+    magic, version, page_size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
+    if magic not in _WAL_MAGIC:
+        return f"{wal} does not start with a WAL header"
+    big = magic == 0x377F0683
+    s0, s1 = _wal_checksum(data[:24], 0, 0, big)
+    if (s0, s1) != (c1, c2):
+        return f"{wal}: the header's checksum does not match"
+    frame = 24 + page_size
+    n_frames = (len(data) - 32) // frame
+    valid = 0
+    for k in range(n_frames):
+        off = 32 + k * frame
+        head = data[off : off + 24]
+        _pgno, _commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", head)
+        if (fs1, fs2) != (salt1, salt2):
+            break  # older frames from before the last checkpoint: the log ends here
+        t0, t1 = _wal_checksum(head[:8], s0, s1, big)
+        t0, t1 = _wal_checksum(data[off + 24 : off + frame], t0, t1, big)
+        if (t0, t1) != (fc1, fc2):
+            later = sum(1 for j in range(k + 1, n_frames) if struct.unpack(">2I", data[32 + j * frame + 8 : 32 + j * frame + 16]) == (salt1, salt2))
+            return (f"{wal}: frame {k + 1} of {n_frames} has the log's salt but a wrong checksum; SQLite would silently "
+                    f"drop it and the {later} frame(s) after it (committed runs)")
+        s0, s1 = t0, t1
+        valid += 1
+    return ""
+
+
+__all__ = ["content_hash", "damaged_runs", "fill_content_hashes", "records_from_rows", "wal_damage"]

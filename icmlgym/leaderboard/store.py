@@ -14,6 +14,8 @@ import json
 import os
 import secrets
 import socket
+import sqlite3
+from urllib.parse import quote
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,7 +29,7 @@ from sqlalchemy.engine import make_url
 
 from icmlgym.catalog import UnknownEnvError, canonical_json, card, suite, task_label
 from icmlgym.leaderboard import schema as S
-from icmlgym.leaderboard.integrity import content_hash, damaged_runs, records_from_rows
+from icmlgym.leaderboard.integrity import content_hash, damaged_runs, records_from_rows, wal_damage
 from icmlgym.runner.record import EpisodeRecord, RunRecord
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -189,7 +191,8 @@ def _rows(rec: RunRecord, source: str, added_at: str) -> tuple[dict, list[dict],
 class Store:
     """A connection to one leaderboard store (see the module docstring)."""
 
-    def __init__(self, store: str | os.PathLike | None = None, check: bool = True) -> None:
+    def __init__(self, store: str | os.PathLike | None = None, check: bool = True, read_only: bool = False) -> None:
+        self.read_only = read_only
         self.url = resolve_url(store)
         u = make_url(self.url)
         self.display_url = u.render_as_string(hide_password=True)
@@ -198,11 +201,24 @@ class Store:
         if self.is_sqlite and u.database not in (None, "", ":memory:"):
             self.path = Path(u.database)
             self._check_sqlite_file(self.path)
+            if read_only and (not self.path.exists() or self.path.stat().st_size == 0):
+                what = "is empty" if self.path.exists() else "does not exist"
+                raise StoreError(f"no leaderboard store at {self.path}: the file {what}; a read command never creates or adopts a store")
+            damage = wal_damage(self.path)
+            if damage:
+                raise StoreError(
+                    f"{self.display_url} has a damaged write-ahead log: {damage}. The store was left untouched "
+                    "(nothing was checkpointed, so nothing more is lost): copy it with its -wal and -shm files "
+                    "aside, then restore from a backup or an export."
+                )
         kwargs: dict[str, Any] = {"future": True}
         if self.is_sqlite:
             kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
             if self.path is None:
                 kwargs["poolclass"] = sa.pool.StaticPool  # one shared in-memory database
+            elif read_only:  # SQLite's read-only mode: no schema write, no checkpoint, ever
+                ro = f"file:{quote(str(self.path))}?mode=ro"
+                kwargs["creator"] = lambda: sqlite3.connect(ro, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         else:
             kwargs["pool_pre_ping"] = True
         try:
@@ -211,6 +227,12 @@ class Store:
             raise StoreError(f"cannot open store {self.display_url}: {err}") from None
         if self.is_sqlite:
             self._sqlite_events()
+        elif read_only:
+            @event.listens_for(self.engine, "connect")
+            def _read_only(dbapi_conn, _record) -> None:  # noqa: ANN001
+                cur = dbapi_conn.cursor()
+                cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                cur.close()
         try:
             self._initialise(check)
         except sa.exc.OperationalError as err:
@@ -282,6 +304,13 @@ class Store:
         if app == S.APP and version == S.SCHEMA_VERSION:
             self._load_meta()
             return
+        if self.read_only:
+            if app != S.APP or version is None:
+                raise StoreError(f"{self.display_url} is not an icmlgym leaderboard store; it was left untouched")
+            raise StoreError(
+                f"{self.display_url} has leaderboard schema version {version}, not {S.SCHEMA_VERSION}; a read command "
+                "never migrates a store: open it once with a writing command (run, submit, or leaderboard --merge)"
+            )
         with self._write() as conn, conn.begin():
             if conn.dialect.name == "postgresql":
                 # serialise concurrent first opens (CREATE TABLE is not idempotent under a race)
@@ -323,7 +352,7 @@ class Store:
         self._load_meta()
 
     def _load_meta(self) -> None:
-        if self.path is not None:
+        if self.path is not None and not self.read_only:
             # persistent in the file: readers and writers no longer block each other
             raw = self.engine.raw_connection()
             try:
