@@ -227,7 +227,7 @@ def clear(namespace: str | None = None) -> tuple[int, int]:
     files = nbytes = 0
     for c in targets:
         for p in c.dir.rglob("*"):
-            if p.is_file():
+            if p.is_file() and not _hidden(p, c.dir):  # locks and temporary files are not entries
                 files += 1
                 nbytes += p.stat().st_size
         shutil.rmtree(c.dir, ignore_errors=True)

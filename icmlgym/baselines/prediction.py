@@ -1,4 +1,4 @@
-"""Detectors for prediction-task envs (out-of-domain scoring): kNN distance and Mahalanobis.
+"""Detectors for prediction-task envs (out-of-domain scoring): kNN distance, Mahalanobis, an autoencoder.
 
 Both learn from the training env's in-domain inputs only (``env.unwrapped.training_data()``,
 one-class) in ``train(env, budget)`` and score each input of a batch; a distance ``d`` is
@@ -87,4 +87,65 @@ class MahalanobisAgent(_Detector):
         return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", z, self.precision, z), 0.0))
 
 
-__all__ = ["KNNDistanceAgent", "MahalanobisAgent"]
+
+
+class AutoencoderAgent(_Detector):
+    """Score = reconstruction error of a small MLP autoencoder trained on the in-domain inputs.
+
+    Training runs through :func:`icmlgym.nn.train_loop` for the tier's budget (gradient
+    steps), seeded with :func:`icmlgym.nn.seed_everything`, on the run's device, so the
+    run record carries its gradient steps, examples and FLOPs and its determinism mode.
+    """
+
+    name = "ood-autoencoder"
+
+    def __init__(self, hidden: int = 16, lr: float = 3e-3, batch_size: int = 64) -> None:
+        super().__init__()
+        if hidden < 1 or lr <= 0 or batch_size < 1:
+            raise ValueError(f"need hidden >= 1, lr > 0, batch_size >= 1; got {hidden}, {lr}, {batch_size}")
+        self.hidden, self.lr, self.batch_size = int(hidden), float(lr), int(batch_size)
+        self.model = None
+        self._seed = 0
+
+    def reset(self, seed, spec) -> None:
+        super().reset(seed, spec)
+        if self.model is None and seed is not None:
+            self._seed = int(seed)
+
+    def train(self, env, budget) -> None:
+        import torch
+
+        from icmlgym.nn import Budget, resolve_device, seed_everything, train_loop
+
+        device = resolve_device(self.spec.device if self.spec is not None else "cpu")
+        seed_everything(self._seed, device)
+        x, _ = env.unwrapped.training_data()
+        data = torch.as_tensor(x.reshape(len(x), -1), device=device)
+        d = data.shape[1]
+        self.model = torch.nn.Sequential(
+            torch.nn.Linear(d, 4 * self.hidden), torch.nn.ReLU(), torch.nn.Linear(4 * self.hidden, self.hidden),
+            torch.nn.ReLU(), torch.nn.Linear(self.hidden, 4 * self.hidden), torch.nn.ReLU(), torch.nn.Linear(4 * self.hidden, d),
+        ).to(device)
+        gen = torch.Generator(device=device).manual_seed(self._seed)
+        opt = torch.optim.Adam(self.model.parameters(), self.lr)
+
+        def loss_fn(model, batch):
+            return ((model(batch) - batch) ** 2).mean(), len(batch), 0
+
+        steps = Budget.of(budget) if int(budget) > 0 else Budget(300)
+        train_loop(self.model, lambda step: data[torch.randint(0, len(data), (self.batch_size,), generator=gen, device=device)],
+                   loss_fn, opt, steps)
+        self.device = device
+        self.fitted = True
+        own = self.distance(x.reshape(len(x), -1).astype(np.float64))
+        self.scale = float(np.median(own)) or 1.0
+
+    def distance(self, x: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            t = torch.as_tensor(x, dtype=torch.float32, device=self.device)
+            return ((self.model(t) - t) ** 2).mean(1).double().cpu().numpy()
+
+
+__all__ = ["AutoencoderAgent", "KNNDistanceAgent", "MahalanobisAgent"]

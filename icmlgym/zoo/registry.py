@@ -113,7 +113,7 @@ def unregister(name: str) -> None:
 
 
 def _ensure_members() -> None:
-    importlib.import_module("icmlgym.zoo.members")
+    importlib.import_module("icmlgym.zoo.builtin")
 
 
 def members() -> list[Member]:
@@ -267,7 +267,10 @@ def _train(m: Member, cfg: dict[str, Any], seed: int, size: str, key: str) -> tu
     from icmlgym.nn.counters import CostMeter
     from icmlgym.nn.runtime import seed_everything
 
+    import os
+
     threads = torch.get_num_threads()
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     seed_everything(seed, "cpu")
     meter = CostMeter()
     model = m.make(cfg)
@@ -289,6 +292,8 @@ def _train(m: Member, cfg: dict[str, Any], seed: int, size: str, key: str) -> tu
         "train_seconds": round(train_seconds, 2),
         "eval_seconds": round(time.perf_counter() - t1, 2),
         "torch_threads": threads,
+        # the machine's 1-minute load average before and after training: times on a shared machine depend on it
+        "load_average": [load_before, os.getloadavg()[0] if hasattr(os, "getloadavg") else None],
         "quality": quality,
         "headline": m.quality,
         "training": facts,

@@ -16,12 +16,12 @@ CARDS = [
         direction="max",
         cost_units=("predictions",),
         tiers={
-            "smoke": Tier(episodes=2, env_kwargs={"batch_size": 32, "n_batches": 4}, seeds=3),
-            "standard": Tier(episodes=5, env_kwargs={"batch_size": 64, "n_batches": 4}, seeds=5),
-            "full": Tier(episodes=10, env_kwargs={"batch_size": 64, "n_batches": 5}, seeds=10),
+            "smoke": Tier(episodes=2, env_kwargs={"batch_size": 32, "n_batches": 4}, train_steps=300, train_unit="gradient_steps", seeds=3),
+            "standard": Tier(episodes=5, env_kwargs={"batch_size": 64, "n_batches": 4}, train_steps=2000, train_unit="gradient_steps", seeds=5),
+            "full": Tier(episodes=10, env_kwargs={"batch_size": 64, "n_batches": 5}, train_steps=5000, train_unit="gradient_steps", seeds=10),
         },
         reference_agent="ood-knn",
-        baselines=("ood-mahalanobis", "random"),
+        baselines=("ood-mahalanobis", "ood-autoencoder", "random"),
         suites=("prediction",),
         description="flag out-of-domain 8x8 digits (5-9) among in-domain ones (0-4), scored by AUROC",
     )
@@ -35,5 +35,9 @@ AGENTS = {
     "ood-mahalanobis": AgentInfo(
         "icmlgym.baselines.prediction:MahalanobisAgent",
         description="Mahalanobis distance to the in-domain training mean (shrunk covariance)",
+    ),
+    "ood-autoencoder": AgentInfo(
+        "icmlgym.baselines.prediction:AutoencoderAgent", extra="nn",
+        description="reconstruction error of an MLP autoencoder trained with icmlgym.nn's budgeted loop",
     ),
 }

@@ -39,6 +39,7 @@ class PredictionTaskEnv(gym.Env):
 
     metadata = {"render_modes": []}
     primary = "auroc"
+    input_bounds: tuple[float, float] = (-np.inf, np.inf)  # the inputs' value range (the observation Box)
 
     def __init__(self, batch_size: int = 64, n_batches: int = 4, split: str = "test") -> None:
         if batch_size < 1 or n_batches < 1:
@@ -55,7 +56,7 @@ class PredictionTaskEnv(gym.Env):
         self._x, self._y = np.asarray(x, dtype=np.float32), np.asarray(y)
         feat = self._x.shape[1:]
         self.observation_space = spaces.Dict({
-            "inputs": spaces.Box(-np.inf, np.inf, (self.batch_size, *feat), np.float32),
+            "inputs": spaces.Box(*self.input_bounds, (self.batch_size, *feat), np.float32),
             "step": spaces.Discrete(self.n_batches),
         })
         self.action_space = self.action_space_for(self.batch_size)

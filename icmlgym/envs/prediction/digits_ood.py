@@ -50,6 +50,7 @@ class DigitsOODEnv(PredictionTaskEnv):
     """Out-of-domain detection on 8x8 digits (see the module docstring)."""
 
     primary = "auroc"
+    input_bounds = (0.0, 1.0)
 
     def __init__(self, batch_size: int = 64, n_batches: int = 4, ood_fraction: float = 0.5,
                  in_classes: Sequence[int] = (0, 1, 2, 3, 4), split: str = "test") -> None:

@@ -16,7 +16,7 @@ from icmlgym.zoo.registry import Member, register
 
 # ----------------------------------------------------------------------------- reasoning transformers
 
-_LM_CODE = ("icmlgym.zoo.transformer", "icmlgym.zoo.members", "icmlgym.corpora.reasoning", "icmlgym.nn.train")
+_LM_CODE = ("icmlgym.zoo.transformer", "icmlgym.zoo.builtin", "icmlgym.corpora.reasoning", "icmlgym.nn.train")
 
 
 def _tokenizer(cfg: dict[str, Any] | None = None):
@@ -115,7 +115,7 @@ register(Member(
     data=_REASON_DATA,
     configs={
         "smoke": {"n_layer": 2, "n_head": 4, "n_embd": 64, "block_size": 64, "domains": _DOMAINS, "levels": [1, 2],
-                  "n_train": 20000, "steps": 1500, "batch_size": 32, "lr": 3e-3, "n_eval": 50},
+                  "n_train": 20000, "steps": 2500, "batch_size": 32, "lr": 3e-3, "n_eval": 100},
         "standard": {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 96, "domains": _DOMAINS, "levels": [1, 2, 3],
                      "n_train": 60000, "steps": 6000, "batch_size": 64, "lr": 2e-3, "n_eval": 100},
     },
@@ -130,7 +130,7 @@ register(Member(
     data=_REASON_DATA,
     configs={
         "smoke": {"n_layer": 1, "n_head": 2, "n_embd": 32, "block_size": 64, "domains": _DOMAINS, "levels": [1, 2],
-                  "n_train": 20000, "steps": 1500, "batch_size": 32, "lr": 3e-3, "n_eval": 50},
+                  "n_train": 20000, "steps": 2500, "batch_size": 32, "lr": 3e-3, "n_eval": 100},
         "standard": {"n_layer": 2, "n_head": 4, "n_embd": 64, "block_size": 96, "domains": _DOMAINS, "levels": [1, 2, 3],
                      "n_train": 60000, "steps": 6000, "batch_size": 64, "lr": 2e-3, "n_eval": 100},
     },
@@ -145,7 +145,7 @@ register(Member(
     data=_REASON_DATA,
     configs={
         "smoke": {"n_layer": 2, "n_head": 4, "n_embd": 48, "block_size": 64, "n_expert": 4, "top_k": 2, "domains": _DOMAINS,
-                  "levels": [1, 2], "n_train": 20000, "steps": 1500, "batch_size": 32, "lr": 3e-3, "n_eval": 50},
+                  "levels": [1, 2], "n_train": 20000, "steps": 2500, "batch_size": 32, "lr": 3e-3, "n_eval": 100},
         "standard": {"n_layer": 4, "n_head": 4, "n_embd": 96, "block_size": 96, "n_expert": 8, "top_k": 2, "domains": _DOMAINS,
                      "levels": [1, 2, 3], "n_train": 60000, "steps": 6000, "batch_size": 64, "lr": 2e-3, "n_eval": 100},
     },
@@ -155,7 +155,7 @@ register(Member(
 
 # ----------------------------------------------------------------------------- classifiers
 
-_VISION_CODE = ("icmlgym.zoo.vision", "icmlgym.zoo.members", "icmlgym.corpora.vision", "icmlgym.nn.train")
+_VISION_CODE = ("icmlgym.zoo.vision", "icmlgym.zoo.builtin", "icmlgym.corpora.vision", "icmlgym.nn.train")
 
 
 def _dataset(cfg: dict[str, Any], split: str):
@@ -297,7 +297,7 @@ register(Member(
              "standard": {"base": "reasoner", "base_size": "standard", "layer": 2, "d_in": 128, "d_latent": 1024, "k": 32,
                           "n_problems": 4000, "steps": 3000, "batch_size": 512, "lr": 1e-3}},
     make=_make_sae, train=_train_sae, evaluate=_eval_sae,
-    code=("icmlgym.zoo.sae", "icmlgym.zoo.members", "icmlgym.zoo.transformer", "icmlgym.corpora.reasoning"),
+    code=("icmlgym.zoo.sae", "icmlgym.zoo.builtin", "icmlgym.zoo.transformer", "icmlgym.corpora.reasoning"),
     quality="variance_explained", depends=("reasoner",),
 ))
 
