@@ -8,8 +8,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import numpy as np
-
 from icmlgym.agents.protocol import BaseAgent
 
 

@@ -103,14 +103,14 @@ def drive(lm: LanguageModel) -> dict:
 
 
 def test_zoo_plug(zoo_lm):
-    out = drive(zoo_lm)
+    drive(zoo_lm)
     h = zoo_lm.hidden_states(PROBLEMS[0].prompt)
     assert h.shape == (3, len(PROBLEMS[0].prompt) + 1, 32)  # embeddings + 2 layers, begin-of-text token included
 
 
 def test_transformers_local_path_plug(gpt2_dir):
     lm = HFLocalLM(gpt2_dir)
-    out = drive(lm)
+    drive(lm)
     h = lm.hidden_states("Q:1+2=?\n")
     assert h.shape[0] == 3 and h.shape[2] == 32
     assert len(lm.generate("Q:1", 5)) <= 5  # one character per token

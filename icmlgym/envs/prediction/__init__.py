@@ -2,7 +2,7 @@
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
 
-EXTRAS: dict[str, tuple[str, ...]] = {}
+EXTRAS: dict[str, tuple[str, ...]] = {"prediction": ("sklearn",)}  # scikit-learn ships the digits
 PROVENANCE: tuple[str, ...] = ("scikit-learn",)
 
 CARDS = [
@@ -15,6 +15,7 @@ CARDS = [
         primary_metric="auroc",
         direction="max",
         cost_units=("predictions",),
+        extra="prediction",
         tiers={
             "smoke": Tier(episodes=2, env_kwargs={"batch_size": 32, "n_batches": 4}, train_steps=300, train_unit="gradient_steps", seeds=3),
             "standard": Tier(episodes=5, env_kwargs={"batch_size": 64, "n_batches": 4}, train_steps=2000, train_unit="gradient_steps", seeds=5),
