@@ -119,8 +119,12 @@ def format_family(family: str, blocks: Sequence[tuple[str, str, list[dict[str, s
         w = _widths(blocks, cs)
         return 2 + sum(w.values()) + 2 * (len(cs) - 1)
 
+    if columns is None and all(not r["failed"] for _, _, rows in blocks for r in rows):
+        cols.remove("failed")  # nothing failed in this family: no empty column
     if columns is None:
         for c in DROP_ORDER:
+            if c not in cols:
+                continue
             if line_width(cols) <= width:
                 break
             cols.remove(c)
