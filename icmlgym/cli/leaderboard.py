@@ -201,14 +201,17 @@ def compare_cmd(
 
     Example:
 
-      icmlgym compare bandit-thompson ucb1 --suite bandits --tier smoke
+      icmlgym compare bandit-thompson ucb1 --suite bandit --tier smoke
     """
     from icmlgym.catalog import UnknownEnvError
     from icmlgym.leaderboard import render
 
     check_format(fmt)
+    if env and suite:
+        fail("give --env or --suite, not both")
     board = open_board(store, must_exist=True, read_only=True)
     try:
+        _selection_names(board, env, suite, None)
         try:
             df = board.compare(a, b, env=env, suite=suite, tier=tier, metric=metric, n_boot=boot, seed=seed)
         except (UnknownEnvError, KeyError, ValueError) as err:

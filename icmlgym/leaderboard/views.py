@@ -21,6 +21,7 @@ import pandas as pd
 
 from icmlgym.catalog import MissingExtraError
 from icmlgym.leaderboard.family import number_format
+from icmlgym.terminal import terminal_width
 
 FORMATS = ("table", "markdown", "csv", "html")
 MAX_PLOTS = 60
@@ -122,14 +123,27 @@ def _rich(df: pd.DataFrame, title: str = "") -> str:
     from rich.table import Table
 
     shown, _ = display_frame(df)
-    table = Table(title=title or None)
-    for c in shown.columns:
-        table.add_column(str(c), overflow="fold")
-    for row in shown.itertuples(index=False):
-        table.add_row(*[str(v) for v in row])
+    width = terminal_width()
     buf = io.StringIO()
-    width = int(os.environ.get("COLUMNS", "0") or 0) or 250
-    Console(file=buf, width=width, force_terminal=False, color_system=None).print(table)
+    natural = sum(max([len(str(c))] + [len(str(v)) for v in shown[c]]) + 3 for c in shown.columns) + 1
+    if natural > width and len(shown.columns) > 2:
+        # too wide to be a table here: one block per row, ids on their own line, never cut
+        import textwrap
+
+        if title:
+            buf.write(f"{title}\n")
+        ids = [c for c in ("task", "tier", "entry") if c in shown.columns] or [shown.columns[0]]
+        for row in shown.to_dict("records"):
+            buf.write(" · ".join(str(row[c]) for c in ids) + "\n")
+            rest = ", ".join(f"{c} {row[c]}" for c in shown.columns if c not in ids and str(row[c]) not in ("", "–"))
+            buf.write(textwrap.fill(rest, width=max(20, width), initial_indent="  ", subsequent_indent="  ") + "\n")
+    else:
+        table = Table(title=title or None)
+        for c in shown.columns:
+            table.add_column(str(c), no_wrap=c in ("task", "entry"), overflow="fold")
+        for row in shown.itertuples(index=False):
+            table.add_row(*[str(v) for v in row])
+        Console(file=buf, width=width, force_terminal=False, color_system=None).print(table)
     for note in df.attrs.get("notes", []):
         buf.write(f"note: {note}\n")
     return buf.getvalue()
