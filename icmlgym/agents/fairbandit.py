@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from icmlgym.baselines.fairbandit import (
+from icmlgym.agents.linear_bandit import (
     DEFAULT_NOISE_SD,
     LinearBanditAgent,
     PhasedEliminationCore,

@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
+from icmlgym.envs.games.generators import make_game
 from icmlgym.envs.games.normal_form import (
     NormalFormGame,
     coordination_game,
     covariant_game,
     load_game,
-    make_game,
     potential_game,
     random_game,
     rock_paper_scissors,

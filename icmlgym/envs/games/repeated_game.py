@@ -44,7 +44,7 @@ Every agent is truncated after ``horizon`` rounds (the agents list then empties)
 ## Arguments
 
 - ``game`` (str | array, default ``"random"``): a generator name of
-  :func:`icmlgym.envs.games.normal_form.make_game` (``random``, ``covariant``,
+  :func:`icmlgym.envs.games.generators.make_game` (``random``, ``covariant``,
   ``potential``, ``zero_sum``, ``coordination``, ``rock_paper_scissors``,
   ``shapley``, ``leaky_hexagon``), a ``.npy``/``.npz``/``.json`` path, or a payoff array.
 - ``n_players`` (int, default 3), ``n_actions`` (int, default 3), ``game_seed`` (int, default 0),
@@ -97,7 +97,8 @@ require_extra("games", what="icmlgym/RepeatedGame-v0")
 from icmlgym.envs.fastspaces import contains_fn  # noqa: E402
 from icmlgym.envs.games.dynamics import joint_distribution  # noqa: E402
 from icmlgym.envs.games.metrics import PlayStatistics  # noqa: E402
-from icmlgym.envs.games.normal_form import NormalFormGame, make_game  # noqa: E402
+from icmlgym.envs.games.generators import make_game  # noqa: E402
+from icmlgym.envs.games.normal_form import NormalFormGame  # noqa: E402
 from icmlgym.envs.games.preference_graph import sink_components  # noqa: E402
 
 FEEDBACK = ("full", "bandit")

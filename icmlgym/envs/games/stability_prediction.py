@@ -74,7 +74,7 @@ from icmlgym.catalog import require_extra
 require_extra("games", what="icmlgym/StabilityPrediction-v0")
 
 from icmlgym.envs.games.basins import basin_statistics  # noqa: E402
-from icmlgym.envs.games.normal_form import make_game  # noqa: E402
+from icmlgym.envs.games.generators import make_game  # noqa: E402
 from icmlgym.envs.games.preference_graph import adjacency_matrix, sink_components  # noqa: E402
 
 
