@@ -13,6 +13,7 @@ import argparse
 
 import pandas as pd
 
+import icmlgym
 from icmlgym.envs.craft import metrics as M
 from icmlgym.envs.craft.tasks import heldout_smoke_tasks, smoke_tasks
 
@@ -28,7 +29,15 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     smoke = [t.name for t in smoke_tasks()]
     held = [t.name for t in heldout_smoke_tasks()]
-    df = pd.concat([M.run_episodes(a, smoke + held, seeds, env_kwargs={"max_steps": args.max_steps}) for a in AGENTS])
+    # every episode through the runner (its rollout and seeding), in process
+    records = [
+        rec
+        for a in AGENTS
+        for task in smoke + held
+        for rec in icmlgym.run("icmlgym/Craft-v0", a, seeds=seeds, env_kwargs={"task": task, "max_steps": args.max_steps},
+                               episodes=1, executor="inprocess")
+    ]
+    df = M.from_records(records)
     if args.csv:
         df.to_csv(args.csv, index=False)
     pd.set_option("display.width", 200)

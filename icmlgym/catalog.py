@@ -288,6 +288,22 @@ def add_card(card: TaskCard) -> None:
         add_to_suite(suite, card.id)
 
 
+def has_card(env_id: str) -> bool:
+    """Whether ``env_id`` (exactly) is in the catalog."""
+    return env_id in _CARDS
+
+
+def remove_card(env_id: str) -> TaskCard:
+    """Take a card out of the catalog and out of every suite (suites left empty go too); returns it.
+    Use :func:`icmlgym.unregister`, which also removes the env from Gymnasium/PettingZoo."""
+    c = _CARDS.pop(env_id)
+    for members in _SUITES.values():
+        members[:] = [m for m in members if m[0] != env_id]
+    for name in [s for s, members in _SUITES.items() if not members]:
+        del _SUITES[name]
+    return c
+
+
 def add_to_suite(suite: str, env_id: str, env_kwargs: dict[str, Any] | None = None) -> None:
     entry = (env_id, dict(env_kwargs or {}))
     members = _SUITES.setdefault(suite, [])

@@ -69,7 +69,7 @@ def register(card: TaskCard) -> None:
     Raises :class:`DuplicateRegistrationError` if the id is registered with a different card
     (or, outside icmlgym, with a different entry point); registering the identical card again
     does nothing."""
-    old = catalog._CARDS.get(card.id)
+    old = catalog.card(card.id) if catalog.has_card(card.id) else None
     if old is not None:
         if old == card:
             return
@@ -98,12 +98,7 @@ def register(card: TaskCard) -> None:
 
 def unregister(env_id: str) -> TaskCard:
     """Remove an env from the catalog, its suites, and Gymnasium's (or PettingZoo's) registry; returns its card."""
-    c = catalog.card(env_id)
-    del catalog._CARDS[c.id]
-    for members in catalog._SUITES.values():
-        members[:] = [m for m in members if m[0] != c.id]
-    for name in [s for s, members in catalog._SUITES.items() if not members]:
-        del catalog._SUITES[name]
+    c = catalog.remove_card(catalog.card(env_id).id)
     if c.kind == "single":
         gym.registry.pop(c.id, None)
     else:
@@ -145,7 +140,7 @@ def registered(*cards: TaskCard, agents: dict[str, AgentInfo] | None = None) -> 
     added_agents: list[str] = []
     try:
         for c in cards:
-            if c.id not in catalog._CARDS:
+            if not catalog.has_card(c.id):
                 added_cards.append(c.id)
             register(c)
         for name, info in (agents or {}).items():
@@ -155,7 +150,7 @@ def registered(*cards: TaskCard, agents: dict[str, AgentInfo] | None = None) -> 
         yield
     finally:
         for env_id in reversed(added_cards):
-            if env_id in catalog._CARDS:
+            if catalog.has_card(env_id):
                 unregister(env_id)
         for name in added_agents:
             AGENTS.pop(name, None)

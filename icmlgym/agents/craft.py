@@ -205,7 +205,7 @@ class HierarchicalAgent(PlannerAgent):
                 verb = "interact" if interact else "move_to"
                 return {"skill": thought, "grounding": (verb, view_cell[0], view_cell[1])}
             if direction is None:  # next to it already: face it and act
-                d = _dir(pos, cell)
+                d = direction_to(pos, cell)
                 motor = "do" if interact and self._facing(obs) == d else f"move_{d}"
                 return self._motor(thought, motor, pos, sem)
             return self._motor(thought, f"move_{direction}", pos, sem)
@@ -253,7 +253,7 @@ class HierarchicalAgent(PlannerAgent):
         self.last_chain = None
 
 
-def _dir(src: tuple[int, int], dst: tuple[int, int]) -> str:
+def direction_to(src: tuple[int, int], dst: tuple[int, int]) -> str:
     dx, dy = dst[0] - src[0], dst[1] - src[1]
     for name, v in DIRECTIONS.items():
         if v == (int(np.sign(dx)), int(np.sign(dy))):

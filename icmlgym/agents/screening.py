@@ -29,7 +29,7 @@ import numpy as np
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
 
 
-class _PartitionBandit(BaseAgent):
+class PartitionBandit(BaseAgent):
     """Per-arm reward statistics over a Discrete action space, with exhausted arms masked."""
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
@@ -75,7 +75,7 @@ class _PartitionBandit(BaseAgent):
         return mean, 1.0 / np.sqrt(prec)
 
 
-class BOBAAgent(_PartitionBandit):
+class BOBAAgent(PartitionBandit):
     """BOBA with Bayesian UCB over partitions (reference).
 
     Args:
@@ -95,7 +95,7 @@ class BOBAAgent(_PartitionBandit):
         return self._argmax(mean + self.beta * std, self._available(obs))
 
 
-class BOBAThompsonAgent(_PartitionBandit):
+class BOBAThompsonAgent(PartitionBandit):
     """BOBA with Gaussian Thompson sampling over partitions."""
 
     name = "screening-boba-thompson"
@@ -105,7 +105,7 @@ class BOBAThompsonAgent(_PartitionBandit):
         return self._argmax(self.np_random.normal(mean, std), self._available(obs))
 
 
-class BOBAUCB1Agent(_PartitionBandit):
+class BOBAUCB1Agent(PartitionBandit):
     """BOBA with UCB1 over partitions: each available arm once (in a random order, so that a
     budget shorter than the sweep does not favour low arm indices), then
     mean + c * scale * sqrt(2 ln t / n).

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from icmlgym.baselines.generic import _DiscreteValueAgent
+from icmlgym.baselines.generic import DiscreteValueAgent
 
 
-class BernoulliThompsonAgent(_DiscreteValueAgent):
+class BernoulliThompsonAgent(DiscreteValueAgent):
     """Thompson sampling with Beta(alpha, beta) priors on each arm's success probability."""
 
     name = "bandit-thompson"

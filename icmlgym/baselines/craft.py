@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from icmlgym.agents.craft import PlannerAgent, _dir
+from icmlgym.agents.craft import PlannerAgent, direction_to
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
 from icmlgym.envs.craft.navigation import DIRECTIONS, bfs_next_step, ids_of
 from icmlgym.envs.craft.planner import StationKnowledge, Subgoal
@@ -162,7 +162,7 @@ class OracleAgent(PlannerAgent):
                 motor = self.safe_random_move(sem)
             self.last = (motor, pos)
             return {"motor": motor}
-        d = _dir(pos, cell)
+        d = direction_to(pos, cell)
         facing = list(DIRECTIONS)[int(obs["facing"])]
         if not interact:
             return {"motor": "noop"}

@@ -25,7 +25,7 @@ class RandomAgent(BaseAgent):
         return self._space.sample()
 
 
-class _DiscreteValueAgent(BaseAgent):
+class DiscreteValueAgent(BaseAgent):
     """Keeps per-action counts and reward sums over a Discrete action space."""
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
@@ -65,7 +65,7 @@ class _DiscreteValueAgent(BaseAgent):
         return int(ties[self.np_random.integers(0, len(ties))])  # the draw rng.choice(ties) makes, without its overhead
 
 
-class EpsilonGreedyAgent(_DiscreteValueAgent):
+class EpsilonGreedyAgent(DiscreteValueAgent):
     """Explores uniformly with probability ``epsilon``, else plays the best sample mean."""
 
     name = "epsilon-greedy"
@@ -86,7 +86,7 @@ class EpsilonGreedyAgent(_DiscreteValueAgent):
         return self.start + self._argmax(self.sums / self.counts)
 
 
-class UCB1Agent(_DiscreteValueAgent):
+class UCB1Agent(DiscreteValueAgent):
     """UCB1: plays each action once, then argmax of mean + c * sqrt(2 ln t / n)."""
 
     name = "ucb1"

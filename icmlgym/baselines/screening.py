@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
-from icmlgym.agents.screening import _PartitionBandit
+from icmlgym.agents.screening import PartitionBandit
 
 
-class RoundRobinAgent(_PartitionBandit):
+class RoundRobinAgent(PartitionBandit):
     """Uniform allocation: every arm in turn, so each is pulled equally often.
 
     Args:
@@ -71,7 +71,7 @@ class RoundRobinAgent(_PartitionBandit):
         return int(self._perm[self._next % self.n])
 
 
-class PartitionEpsilonGreedyAgent(_PartitionBandit):
+class PartitionEpsilonGreedyAgent(PartitionBandit):
     """Epsilon-greedy over partitions without an initial sweep (untried arms are explored at random)."""
 
     name = "screening-epsilon-greedy"

@@ -47,6 +47,10 @@ from icmlgym.envs import make
 ALLOWED_WARNINGS: tuple[tuple[str, str], ...] = (
     # unbounded features (scores, embeddings, counts) are honest Box bounds; clipping them would lie
     (r"A Box observation space (maximum|minimum) value is -?infinity", "unbounded observation features"),
+    # an action that is a parameter vector (CognitiveRNN-v0 takes trained network weights) has no natural bounds
+    (r"A Box action space (maximum|minimum) value is -?infinity", "parameter-vector actions"),
+    # advice for RL policy outputs, not a correctness issue: actions keep their natural units here
+    (r"For Box action spaces, we recommend using a symmetric and normalized space", "actions in natural units"),
     # render checks are skipped on purpose: the envs have no render modes (headless benchmarks)
     (r"Not able to test alternative render modes", "no render modes"),
     # PettingZoo's own deprecation notice about its old env-creation API, raised on import

@@ -432,7 +432,7 @@ class Leaderboard:
         export_format, icmlgym_version). Returns the number of runs written."""
         path = Path(path)
         fmt = _file_format(path)
-        from icmlgym import __version__
+        from icmlgym.runner.provenance import icmlgym_version
 
         rows = []
         recs = list(self._store.iter_records(**filters))
@@ -443,7 +443,7 @@ class Leaderboard:
             d = r.to_dict()
             for k in _NESTED:
                 d[k] = canonical_json(d[k])
-            d.update(source=sources.get(r.run_id) or origin, exported_from=origin, exported_at=now, export_format=EXPORT_FORMAT, icmlgym_version=__version__)
+            d.update(source=sources.get(r.run_id) or origin, exported_from=origin, exported_at=now, export_format=EXPORT_FORMAT, icmlgym_version=icmlgym_version())
             rows.append(d)
         columns = list(RunRecord.__dataclass_fields__) + ["env_spec_hash", "run_key", *PROVENANCE_COLUMNS]
         df = pd.DataFrame(rows, columns=columns)

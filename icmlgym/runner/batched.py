@@ -35,7 +35,7 @@ from icmlgym.catalog import TaskCard, card
 from icmlgym.envs import register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
 from icmlgym.runner import provenance
-from icmlgym.runner.loop import RunTask, _add_cost, _ensure_registered, _env_kwargs, base_record, execute
+from icmlgym.runner.loop import RunTask, add_cost, ensure_registered, task_env_kwargs, base_record, execute
 from icmlgym.runner.record import EpisodeRecord, RunRecord
 from icmlgym.runner.rollout import episode_seed
 
@@ -156,14 +156,14 @@ def _execute_batch(tasks: list[RunTask], ctx: RunContext) -> list[RunRecord] | N
     """The batch's records, or None when it must run task by task (mirrors ``loop._execute``)."""
     t_start = time.perf_counter()
     try:
-        _ensure_registered(tasks[0])
+        ensure_registered(tasks[0])
         c = card(tasks[0].env_id)
         loaded = load_agent(tasks[0].agent, **tasks[0].agent_kwargs)
         if why_not_batched(c, loaded) or tasks[0].device != "cpu":
             return None
         first = tasks[0]
         tier = c.tier(first.tier)
-        kwargs = _env_kwargs(c, first)
+        kwargs = task_env_kwargs(c, first)
         venv = _vector_env_class(c)(num_envs=len(tasks), **kwargs)
         agent = vector_class(loaded.cls)(**loaded.kwargs)
         spec = AgentSpec(c.id, venv.single_observation_space, venv.single_action_space, c, kwargs, first.tier, 0, None, first.device)
@@ -186,8 +186,8 @@ def _execute_batch(tasks: list[RunTask], ctx: RunContext) -> list[RunRecord] | N
         rec.env_spec = dict(env_spec)
         rec.device = dict(device)
         for e in rec.episodes:
-            _add_cost(rec.cost, e.cost)
-        _add_cost(rec.cost, {k: v / len(tasks) for k, v in meter.items()})
+            add_cost(rec.cost, e.cost)
+        add_cost(rec.cost, {k: v / len(tasks) for k, v in meter.items()})
         rec.hardware = {**rec.hardware, "gpu": gpu}
         rec.wall_time = wall
     return records

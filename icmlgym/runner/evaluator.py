@@ -215,7 +215,7 @@ def _agent_died(sandbox: Sandbox) -> str:
 
 def evaluate(task: Any) -> RunRecord:
     """Run one isolated task (see the module docstring); never raises for the agent's failures."""
-    from icmlgym.runner.loop import _add_cost, _add_gpu_seconds, _ensure_registered, _env_kwargs, _spec_dict, base_record
+    from icmlgym.runner.loop import add_cost, add_gpu_seconds, ensure_registered, task_env_kwargs, spec_dict, base_record
 
     register_all()
     t_start = time.perf_counter()
@@ -228,14 +228,14 @@ def evaluate(task: Any) -> RunRecord:
     secrets: list[str] = []
     try:
         channel = sandbox.start()  # the agent's interpreter starts while the env is built
-        _ensure_registered(task)
+        ensure_registered(task)
         c = card(task.env_id)
         tier = c.tier(task.tier)
-        kwargs = _env_kwargs(c, task)
+        kwargs = task_env_kwargs(c, task)
         secrets = secret_values(kwargs, task.agent_kwargs)
         hidden = hidden_instance_kwargs(c, task, opts.hidden_seeds) if opts.hidden_seeds else {}
         env = make(c.id, **{**kwargs, **hidden})
-        record.env_spec = redact(_spec_dict(c, env, {**kwargs, **{k: "<hidden>" for k in hidden}}))
+        record.env_spec = redact(spec_dict(c, env, {**kwargs, **{k: "<hidden>" for k in hidden}}))
         if hidden:
             record.isolation["hidden_kwargs"] = sorted(hidden)
         agent = RemoteAgent(channel, opts.call_timeout, multi_agent=c.kind == "multi")
@@ -260,9 +260,9 @@ def evaluate(task: Any) -> RunRecord:
         agent.close(opts.call_timeout)
         record.device = provenance.device_info(task.device)
         if record.device.get("type") == "cuda":
-            _add_gpu_seconds(record)
+            add_gpu_seconds(record)
         for e in record.episodes:
-            _add_cost(record.cost, e.cost)
+            add_cost(record.cost, e.cost)
     except BaseException as err:  # noqa: BLE001 - every failure becomes a record
         if isinstance(err, KeyboardInterrupt):
             raise

@@ -52,12 +52,12 @@ def _wants_gpu(device: str) -> bool:
 
 def _gpu_ids() -> list[str]:
     """GPUs visible to workers, without importing torch (CUDA_VISIBLE_DEVICES, else nvidia-smi)."""
-    from icmlgym.runner.provenance import _nvidia_gpus
+    from icmlgym.runner.provenance import nvidia_gpus
 
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
-    return [str(i) for i in range(len(_nvidia_gpus()))]
+    return [str(i) for i in range(len(nvidia_gpus()))]
 
 
 class ProcessExecutor:

@@ -49,14 +49,16 @@ class RunTask:
             self.card = card(self.env_id)
 
 
-def _env_kwargs(c: TaskCard, task: RunTask) -> dict[str, Any]:
+def task_env_kwargs(c: TaskCard, task: RunTask) -> dict[str, Any]:
+    """The kwargs a task's env is made with: the tier's, then the task's own (and the device for torch envs)."""
     kwargs = {**c.tier(task.tier).env_kwargs, **task.env_kwargs}
     if c.resources.device:  # an env that computes with torch gets the run's device (unless the user set one)
         kwargs.setdefault("device", task.device)
     return kwargs
 
 
-def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
+def spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The env spec a record stores: id, kwargs, entry point and the registered step limit."""
     spec = getattr(env, "spec", None)
     out: dict[str, Any] = {"id": c.id, "kwargs": redact(kwargs), "entry_point": c.entry_point}
     if spec is not None and hasattr(spec, "max_episode_steps"):
@@ -66,7 +68,7 @@ def _spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None) -> RunRecord:
     c = task.card or card(task.env_id)
-    kwargs = _env_kwargs(c, task)
+    kwargs = task_env_kwargs(c, task)
     if task.isolation is not None:  # a submission's identity comes from its bytes, never from loading it
         meta = task.isolation.meta(c)
     else:
@@ -94,12 +96,13 @@ def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] 
     )
 
 
-def _add_cost(total: dict[str, float], cost: dict[str, Any]) -> None:
+def add_cost(total: dict[str, float], cost: dict[str, Any]) -> None:
+    """Add an episode's cost counters into a run's totals."""
     for k, v in cost.items():
         total[k] = total.get(k, 0.0) + float(v)
 
 
-def _add_gpu_seconds(record: RunRecord) -> None:
+def add_gpu_seconds(record: RunRecord) -> None:
     """GPU-seconds as a cost counter of a run on CUDA: each episode's wall time plus an equal
     share of the training time, so that the episodes (which scoring sums) add up to the run."""
     share = record.train_wall_time / max(1, len(record.episodes))
@@ -107,7 +110,7 @@ def _add_gpu_seconds(record: RunRecord) -> None:
         e.cost["gpu_seconds"] = e.wall_time + share
 
 
-def _ensure_registered(task: RunTask) -> None:
+def ensure_registered(task: RunTask) -> None:
     """In a worker process, register a card the parent registered at run time."""
     from icmlgym.catalog import UnknownEnvError
     from icmlgym.registry import register
@@ -163,16 +166,16 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
     record: RunRecord | None = None
     env = None
     try:
-        _ensure_registered(task)
+        ensure_registered(task)
         c = card(task.env_id)
         loaded = load_agent(task.agent, **task.agent_kwargs)
         if on_loaded is not None:
             on_loaded(agent_meta(loaded, c))
         record = base_record(task, loaded)
         tier = c.tier(task.tier)
-        kwargs = _env_kwargs(c, task)
+        kwargs = task_env_kwargs(c, task)
         env = runner_env(c, kwargs)
-        record.env_spec = _spec_dict(c, env, kwargs)
+        record.env_spec = spec_dict(c, env, kwargs)
         n_episodes = task.episodes if task.episodes is not None else tier.episodes
         agent = loaded()
         if c.kind == "multi":
@@ -210,12 +213,12 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
         record.device = {**provenance.device_info(task.device), "determinism": determinism()}
         on_gpu = record.device.get("type") == "cuda"
         if on_gpu:
-            _add_gpu_seconds(record)
+            add_gpu_seconds(record)
         for e in record.episodes:
-            _add_cost(record.cost, e.cost)
+            add_cost(record.cost, e.cost)
         # training counters of the run (agent.train and other metered work); on a GPU the
         # run's wall time is already its gpu_seconds
-        _add_cost(record.cost, {k: v for k, v in ctx.meter.as_dict().items() if not (on_gpu and k == "gpu_seconds")})
+        add_cost(record.cost, {k: v for k, v in ctx.meter.as_dict().items() if not (on_gpu and k == "gpu_seconds")})
         # a GPU the agent used shows up in the hardware too (torch may be imported only by now)
         record.hardware = {**record.hardware, "gpu": provenance.gpu_name()}
     except BaseException as err:  # noqa: BLE001 - every failure becomes a record

@@ -25,7 +25,7 @@ def cpu_model() -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _nvidia_gpus() -> list[str]:
+def nvidia_gpus() -> list[str]:
     if shutil.which("nvidia-smi") is None:
         return []
     try:
@@ -47,7 +47,7 @@ def gpu_name() -> str | None:
                 return torch.cuda.get_device_name(0)
         except Exception:  # a broken CUDA setup must not fail a run
             pass
-    gpus = _nvidia_gpus()
+    gpus = nvidia_gpus()
     return gpus[0].split(",")[0].strip() if gpus else None
 
 
@@ -73,7 +73,7 @@ def device_info(requested: str = "cpu") -> dict[str, Any]:
             if (requested.startswith("cuda") or requested == "auto") and torch.cuda.is_available():
                 idx = torch.cuda.current_device()
                 info.update(type="cuda", name=torch.cuda.get_device_name(idx), cuda=torch.version.cuda)
-                gpus = _nvidia_gpus()
+                gpus = nvidia_gpus()
                 if gpus and "," in gpus[0]:
                     info["driver"] = gpus[0].split(",")[1].strip()
         except Exception:
@@ -93,6 +93,14 @@ def versions() -> dict[str, str]:
             continue
     out["python"] = platform.python_version()
     return out
+
+
+def icmlgym_version() -> str:
+    """The installed icmlgym's version ("0.0.0" when running from a source tree that is not installed)."""
+    try:
+        return importlib.metadata.version("icmlgym")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.0.0"
 
 
 @functools.lru_cache(maxsize=1)

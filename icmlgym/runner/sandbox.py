@@ -162,9 +162,7 @@ def set_parent_death_signal() -> None:
 
 
 def _package_root() -> Path:
-    import icmlgym
-
-    return Path(icmlgym.__file__).resolve().parent
+    return Path(__file__).resolve().parents[1]  # icmlgym/ (this file is icmlgym/runner/sandbox.py)
 
 
 class Sandbox:

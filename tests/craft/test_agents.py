@@ -14,7 +14,9 @@ pytest.importorskip("crafter", reason="the Craft family needs the [craft] extra 
 import icmlgym  # noqa: E402
 from icmlgym.agents.protocol import AgentSpec  # noqa: E402
 from icmlgym.catalog import card, extra_installed  # noqa: E402
-from icmlgym.envs.craft.metrics import run_episodes  # noqa: E402
+from icmlgym.runner import rollout  # noqa: E402
+
+from .episodes import episode_table  # noqa: E402
 
 ID = "icmlgym/Craft-v0"
 SCRIPTED = ["craft-hierarchical", "craft-skill-only", "craft-motor-scripted", "craft-oracle", "craft-random"]
@@ -50,31 +52,22 @@ def test_ppo_motor_agent_trains_and_acts():
 
 
 def test_hierarchical_agent_emits_chains_of_all_levels():
-    df = run_episodes("craft-hierarchical", ["make_stone_pickaxe/simple", "make_wood_pickaxe/hard"], [0, 1])
+    df = episode_table("craft-hierarchical", ["make_stone_pickaxe/simple", "make_wood_pickaxe/hard"], [0, 1])
     assert df["success"].all()
     assert df["grounding_calls"].sum() > 0 and df["skill_calls"].sum() > 0
     env = gym.make(ID, task="collect_stone/hard")
     from icmlgym.agents.craft import HierarchicalAgent
 
-    agent = HierarchicalAgent()
-    agent.reset(0, AgentSpec(ID, env.observation_space, env.action_space))
-    obs, info = env.reset(seed=0)
     levels = set()
-    for _ in range(300):
-        action = agent.act(obs, info)
-        levels.add(tuple(sorted(k for k in action if action[k] is not None)))
-        nxt, r, term, trunc, info = env.step(action)
-        agent.update(obs, action, r, nxt, term, trunc, info)
-        obs = nxt
-        if term or trunc:
-            break
+    rollout(env, HierarchicalAgent(), seed=0, spec=AgentSpec(ID, env.observation_space, env.action_space), max_steps=300,
+            on_step=lambda obs, action, *_: levels.add(tuple(sorted(k for k in action if action[k] is not None))))
     # Chain-of-Action steps: a skill "thought" with a grounding or a motor action under it
     assert ("grounding", "skill") in levels and ("motor", "skill") in levels
 
 
 def test_agents_are_seeded():
-    a = run_episodes("craft-motor-scripted", ["collect_stone/hard"], [3])
-    b = run_episodes("craft-motor-scripted", ["collect_stone/hard"], [3])
+    a = episode_table("craft-motor-scripted", ["collect_stone/hard"], [3])
+    b = episode_table("craft-motor-scripted", ["collect_stone/hard"], [3])
     assert a["steps"].tolist() == b["steps"].tolist()
     assert math.isclose(a["success"].iloc[0], b["success"].iloc[0])
 

@@ -30,6 +30,8 @@ pytest.importorskip("crafter", reason="the Craft family needs the [craft] extra 
 from icmlgym.envs.craft import metrics as M  # noqa: E402
 from icmlgym.envs.craft.tasks import heldout_smoke_tasks, smoke_tasks  # noqa: E402
 
+from .episodes import episode_table  # noqa: E402
+
 SEEDS = [0, 1, 2]
 MAX_STEPS = 300
 AGENTS = ["craft-hierarchical", "craft-skill-only", "craft-motor-scripted"]
@@ -40,7 +42,7 @@ MARGIN = 0.0  # "not worse": the paper's strict win does not reproduce at this s
 def episodes() -> dict[str, pd.DataFrame]:
     smoke = [t.name for t in smoke_tasks()]
     held = [t.name for t in heldout_smoke_tasks()]
-    frames = [M.run_episodes(a, smoke + held, SEEDS, env_kwargs={"max_steps": MAX_STEPS}) for a in AGENTS]
+    frames = [episode_table(a, smoke + held, SEEDS, max_steps=MAX_STEPS) for a in AGENTS]
     df = pd.concat(frames, ignore_index=True)
     return {"smoke": df[df.task.isin(smoke)], "heldout": df[df.task.isin(held)]}
 
@@ -71,11 +73,11 @@ def test_multi_step_tasks(episodes):
 
 @pytest.mark.finding
 @pytest.mark.slow
-def test_hierarchical_mixes_levels_and_is_more_efficient_than_motor_only(episodes):
-    """Observed (seeds 0-2): the reference agent's primitive steps come from all three levels, and on the
-    held-out split its successful episodes are shorter than the motor-only agent's (by >= 5 steps)."""
+def test_hierarchical_mixes_levels(episodes):
+    """Observed (seeds 0-2, through the runner): the reference agent's primitive steps come from all
+    three levels. The earlier "fewer primitive steps to success than motor-only" observation does not
+    hold when episodes are played by the runner (73.3 vs 53.2 steps on held-out tasks; docs/craft.md),
+    so it is not asserted."""
     both = pd.concat([episodes["smoke"], episodes["heldout"]])
     use = M.level_usage(both).loc["craft-hierarchical"]
     assert use["share_skill"] > 0.02 and use["share_grounding"] > 0.2 and use["share_motor"] > 0.2
-    steps = M.steps_to_success(episodes["heldout"])
-    assert steps["craft-hierarchical"] + 5 <= steps["craft-motor-scripted"], steps.to_dict()

@@ -28,7 +28,7 @@ def fake_cuda(monkeypatch):
     )
     torch.version = types.SimpleNamespace(cuda="12.8")
     monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setattr(provenance, "_nvidia_gpus", lambda: ["Stand-in H200, 570.86"])
+    monkeypatch.setattr(provenance, "nvidia_gpus", lambda: ["Stand-in H200, 570.86"])
     return torch
 
 

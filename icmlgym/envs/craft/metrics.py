@@ -3,8 +3,8 @@
 Input is one row per episode (a pandas DataFrame) with at least ``agent``,
 ``task``, ``seed`` and the scalar ``info["metrics"]`` of Craft-v0 (``success``,
 ``steps``, ``skill_calls``, ``grounding_calls``, ``motor_calls``,
-``primitive_steps_*``). Build it with :func:`run_episodes` (a direct, fast loop)
-or :func:`from_records` (from ``icmlgym.run`` records).
+``primitive_steps_*``). Build it with :func:`from_records` from ``icmlgym.run``
+records (episodes played by the runner's one rollout, seeded as every run is).
 
 - :func:`success_by_task`, :func:`success_by_category`: success rates;
 - :func:`crafter_score`: Crafter's score, the geometric mean of success rates
@@ -142,46 +142,4 @@ def from_records(records: Iterable[Any]) -> pd.DataFrame:
         task = rec.env_spec.get("kwargs", {}).get("task", "collect_wood/hard")
         for ep in rec.episodes:
             rows.append({"agent": rec.agent_name, "task": get_task(task).name, "seed": rec.seed, "episode": ep.episode, **ep.metrics})
-    return pd.DataFrame(rows)
-
-
-def run_episodes(
-    agent: str | type,
-    tasks: Sequence[str],
-    seeds: Sequence[int],
-    env_kwargs: dict[str, Any] | None = None,
-    agent_kwargs: dict[str, Any] | None = None,
-) -> pd.DataFrame:
-    """Play one episode per (task, seed) in-process and return the episode table.
-
-    The env is reset with ``seed`` and the agent with ``seed`` too; one env per task.
-    Agents that train (``train``) are not supported here: use ``icmlgym.run``.
-    """
-    import gymnasium as gym
-
-    import icmlgym  # noqa: F401 - registers the env
-    from icmlgym.agents.loading import load_agent
-    from icmlgym.agents.protocol import AgentSpec
-
-    loaded = load_agent(agent, **(agent_kwargs or {}))
-    rows = []
-    for task in tasks:
-        env = gym.make("icmlgym/Craft-v0", task=task, **(env_kwargs or {}))
-        try:
-            for seed in seeds:
-                a = loaded()
-                if callable(getattr(a, "train", None)):
-                    raise ValueError(f"{loaded.name} trains; evaluate it with icmlgym.run")
-                a.reset(int(seed), AgentSpec("icmlgym/Craft-v0", env.observation_space, env.action_space, env_kwargs=dict(env_kwargs or {})))
-                obs, info = env.reset(seed=int(seed))
-                while True:
-                    action = a.act(obs, info)
-                    nxt, r, term, trunc, info = env.step(action)
-                    a.update(obs, action, r, nxt, term, trunc, info)
-                    obs = nxt
-                    if term or trunc:
-                        break
-                rows.append({"agent": loaded.name, "task": get_task(task).name, "seed": int(seed), **info["metrics"]})
-        finally:
-            env.close()
     return pd.DataFrame(rows)

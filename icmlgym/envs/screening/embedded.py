@@ -23,7 +23,7 @@ from rdkit.Chem import Descriptors, rdMolDescriptors
 from icmlgym.envs.screening.library import (
     BuildingBlockSet,
     VirtualLibrary,
-    _quiet_rdkit,
+    quiet_rdkit,
     amide_reaction,
     quinazolinone_reaction,
 )
@@ -107,7 +107,7 @@ def _generate(kind: str, n: int, seed: int) -> list[str]:
     seen: set[str] = set()
     tries = 0
     max_tries = 60 * n + 1000
-    with _quiet_rdkit():
+    with quiet_rdkit():
         while len(out) < n and tries < max_tries:
             tries += 1
             if kind == "aminobenzoic_acids":

@@ -39,7 +39,7 @@ AMIDE_SMARTS = "[NH2:2][#6:1].[#6:4][C:3]([OH])=O>>[NH:2]([#6:1])[C:3]([#6:4])=O
 QUINAZOLINONE_SMARTS = "N[c:4][c:3]C(O)=O.[#6:1][NH2].[#6:2]C(=O)[OH]>>[C:2]c1n[c:4][c:3]c(=O)n1[C:1]"
 
 
-class _quiet_rdkit:
+class quiet_rdkit:
     """Silence RDKit's C++ logger (parse errors are reported by us, with line numbers)."""
 
     def __enter__(self) -> None:
@@ -86,7 +86,7 @@ class BuildingBlockSet:
     @classmethod
     def from_smiles(cls, name: str, smiles: Sequence[str], ids: Sequence[str] | None = None, source: str = "embedded") -> "BuildingBlockSet":
         """Build a set from SMILES strings; any that RDKit cannot parse raises ``ValueError`` naming it."""
-        with _quiet_rdkit():
+        with quiet_rdkit():
             for k, s in enumerate(smiles):
                 if Chem.MolFromSmiles(s) is None:
                     raise ValueError(f"building block {k} of {name!r} is not a valid SMILES: {s!r}")
@@ -113,7 +113,7 @@ def load_building_blocks(path: str | os.PathLike, name: str | None = None, stric
     smiles: list[str] = []
     ids: list[str] = []
     rejected: list[tuple[int, str, str]] = []
-    with _quiet_rdkit(), open(p, encoding="utf-8") as fh:
+    with quiet_rdkit(), open(p, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             text = line.strip()
             if not text or text.startswith("#"):
@@ -320,7 +320,7 @@ class VirtualLibrary:
         if not todo:
             return
         rxn, bbs = self.decode(np.array(todo, dtype=np.int64))
-        with _quiet_rdkit():
+        with quiet_rdkit():
             for i, r, tup in zip(todo, rxn, bbs):
                 mol = self._build(i, int(r), tup[: len(self.shapes[r])])
                 if mol is None:
@@ -382,7 +382,7 @@ class VirtualLibrary:
         fps = np.zeros((self.size, self.fp_bits // 8), dtype=np.uint8)
         ok = np.zeros(self.size, dtype=bool)
         chunk = 4096
-        with _quiet_rdkit():
+        with quiet_rdkit():
             for start in range(0, self.size, chunk):
                 idx = np.arange(start, min(start + chunk, self.size), dtype=np.int64)
                 rxn, bbs = self.decode(idx)
@@ -439,7 +439,7 @@ def plain_rdkit_products(bb_smiles: Sequence[Sequence[str]], smarts: str, fp_bit
     rxn = AllChem.ReactionFromSmarts(smarts)
     gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=fp_bits)
     out: list[np.ndarray | None] = []
-    with _quiet_rdkit():
+    with quiet_rdkit():
         for tup in bb_smiles:
             mols = tuple(Chem.MolFromSmiles(s) for s in tup)
             prods = rxn.RunReactants(mols)

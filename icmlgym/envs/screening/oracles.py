@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from icmlgym.envs.screening.cache import atomic_write_bytes, cache_dir
-from icmlgym.envs.screening.library import VirtualLibrary, _quiet_rdkit
+from icmlgym.envs.screening.library import VirtualLibrary, quiet_rdkit
 
 # A drug-like amide query for the embedded library (a 4-methoxybenzyl amide of
 # 4-fluorophenylacetic acid); it is not itself required to be in the library.
@@ -80,7 +80,7 @@ class SimilarityOracle(Oracle):
     def __init__(self, query: str = DEFAULT_QUERY) -> None:
         from rdkit import Chem
 
-        with _quiet_rdkit():
+        with quiet_rdkit():
             mol = Chem.MolFromSmiles(query)
         if mol is None:
             raise ValueError(f"similarity query is not a valid SMILES: {query!r}")
@@ -114,7 +114,7 @@ class SimilarityOracle(Oracle):
         gen = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=1024)
         q = self._query_fp(1024, 2)
         rows, ok = [], []
-        with _quiet_rdkit():
+        with quiet_rdkit():
             for s in smiles:
                 m = Chem.MolFromSmiles(s)
                 ok.append(m is not None)
@@ -167,7 +167,7 @@ class LookupOracle(Oracle):
             from rdkit import Chem
 
             out = {}
-            with _quiet_rdkit():
+            with quiet_rdkit():
                 for s, v in self.table.items():
                     m = Chem.MolFromSmiles(s)
                     if m is not None:
@@ -184,7 +184,7 @@ class LookupOracle(Oracle):
             if v is None:
                 from rdkit import Chem
 
-                with _quiet_rdkit():
+                with quiet_rdkit():
                     m = Chem.MolFromSmiles(s)
                 v = self._canon_table().get(Chem.MolToSmiles(m)) if m is not None else None
             if v is None:
