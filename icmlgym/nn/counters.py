@@ -63,15 +63,15 @@ class CostMeter:
 _FLOP_MEMO: dict[tuple, tuple[int, int]] = {}
 
 
-def _shapes(obj: Any) -> Any:
+def input_shapes(obj: Any) -> Any:
     import torch
 
     if isinstance(obj, torch.Tensor):
         return (tuple(obj.shape), str(obj.dtype))
     if isinstance(obj, (list, tuple)):
-        return tuple(_shapes(o) for o in obj)
+        return tuple(input_shapes(o) for o in obj)
     if isinstance(obj, dict):
-        return tuple(sorted((k, _shapes(v)) for k, v in obj.items()))
+        return tuple(sorted((k, input_shapes(v)) for k, v in obj.items()))
     return repr(obj)
 
 
@@ -88,7 +88,7 @@ def count_flops(model: Any, inputs: Iterable[Any], backward: bool = False, key: 
     inputs = tuple(inputs)
     if key is None:  # same class and parameter shapes: same ops for the same input shapes
         key = (type(model).__qualname__, tuple((n, tuple(p.shape)) for n, p in model.named_parameters()))
-    memo_key = (key, _shapes(inputs), bool(getattr(model, "training", False)), backward)
+    memo_key = (key, input_shapes(inputs), bool(getattr(model, "training", False)), backward)
     if memo_key in _FLOP_MEMO:
         return _FLOP_MEMO[memo_key]
     call = fn if fn is not None else model

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
-from icmlgym.nn.counters import CostMeter, _shapes
+from icmlgym.nn.counters import CostMeter, input_shapes
 from icmlgym.nn.runtime import current
 
 BUDGET_UNITS: tuple[str, ...] = ("gradient_steps", "train_examples", "train_tokens", "seconds")
@@ -112,7 +112,7 @@ def train_loop(
                 batch = next(it)
             except StopIteration:
                 break
-        key = _shapes(batch)
+        key = input_shapes(batch)
         optimizer.zero_grad(set_to_none=True)
         if key not in flops:
             mode = FlopCounterMode(display=False)
