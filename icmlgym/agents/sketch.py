@@ -175,3 +175,36 @@ class LinearDescentAttack(ProbeResetAttack):
 
     def __init__(self, repeats: int = 1, pump: float = 0.0, amount: int | None = None, keep_ratio: float = 1.0) -> None:
         super().__init__(repeats=repeats, pump=pump, amount=amount, keep_ratio=keep_ratio)
+
+
+class ProbeRefreshAttack(ProbeResetAttack):
+    """Probe-and-reset that knows the defender publishes a Binary Tree Mechanism's noisy prefix sum.
+
+    Against :class:`~icmlgym.envs.sketch.sketches.DPTreeSketch` a repeated query returns the
+    same value (the tree only moves when the stream does), so ``repeats`` alone learns nothing.
+    This attacker spends updates instead: around every reading it resets a key it never
+    inserted (``refresh`` times). Such a reset leaves the sampler's estimate unchanged but is a
+    tree input, so the low-level nodes of the tree close and re-draw their noise; averaging the
+    ``refresh + 1`` readings removes most of the noise that differs between the reading before
+    a probe and the reading after it, and the probe's true effect (the key was held and counted
+    at 1/p, or not) shows through. It pays ``refresh`` updates per reading out of the budget.
+    """
+
+    name = "sketch-probe-refresh"
+
+    def __init__(self, refresh: int = 8, pump: float = 0.5, amount: int | None = None, keep_ratio: float = 1.0, warmup: int = 0) -> None:
+        if int(refresh) < 1:
+            raise ValueError(f"refresh must be a positive integer, got {refresh!r}")
+        super().__init__(repeats=int(refresh) + 1, pump=pump, amount=amount, keep_ratio=keep_ratio, warmup=warmup)
+        self.refresh = int(refresh)
+
+    def reset(self, seed: int | None, spec: AgentSpec) -> None:
+        super().reset(seed, spec)
+        # a key never inserted: resetting it changes no count, only advances the tree
+        self.dummy = self.fresh.pop(0)
+
+    def _queries(self) -> list[tuple[int, int, int]]:
+        plan = [(OP_QUERY, 0, 0)]
+        for _ in range(self.refresh):
+            plan += [(OP_RESET, self.dummy, 0), (OP_QUERY, 0, 0)]
+        return plan

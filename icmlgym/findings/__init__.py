@@ -20,6 +20,7 @@ from icmlgym.findings.claims import (
     Finding,
     Mean,
     Measure,
+    Share,
 )
 from icmlgym.findings.evaluate import Result, evaluate
 from icmlgym.findings.registry import all_findings, families, family_findings, get
@@ -39,6 +40,7 @@ __all__ = [
     "Mean",
     "Measure",
     "Result",
+    "Share",
     "all_findings",
     "evaluate",
     "families",

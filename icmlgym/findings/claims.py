@@ -62,6 +62,22 @@ class Mean(Measure):
 
 
 @dataclass(frozen=True)
+class Share(Measure):
+    """The fraction of the unit's episodes whose metric is at most ``at_most`` (e.g. runs with
+    no closure violation: ``Share("closure_violations", 0)``)."""
+
+    metric: str
+    at_most: float = 0.0
+
+    def value(self, runs, variants) -> float:
+        vals = [ep.metrics[self.metric] <= self.at_most for group in runs for rec in group for ep in rec.episodes]
+        return float(np.mean(vals)) if vals else math.nan
+
+    def describe(self) -> str:
+        return f"share with {self.metric} <= {self.at_most:g}"
+
+
+@dataclass(frozen=True)
 class ExAntePMeans(Measure):
     """Ex-ante p-means regret of the unit's runs (the expectation over the algorithm's
     randomness inside the mean, estimated across the unit's seeds per round); see
@@ -111,6 +127,7 @@ class Arm:
         unit_kwarg: the env argument set to the unit's id (e.g. ``instance_seed``, ``game_seed``);
             None when the run seed itself is the unit.
         runs_per_unit: seeds per unit and variant (e.g. random initialisations in one game).
+        episodes: evaluation episodes per run (default: the tier's).
     """
 
     label: str
@@ -121,6 +138,7 @@ class Arm:
     variants: Sequence[Mapping[str, Any]] = ({},)
     unit_kwarg: str | None = None
     runs_per_unit: int = 1
+    episodes: int | None = None
 
     def seeds(self, unit: int) -> list[int]:
         """The run seeds of one unit: the unit itself, or ``1000 * unit + j`` for several runs."""

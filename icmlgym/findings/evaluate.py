@@ -53,14 +53,14 @@ class Result:
 
 def _key(arm: Arm, unit: int, variant: dict, seed: int, tier: str) -> str:
     # the same key as _record_key gives the record of this run (shipped agents are named by their name)
-    return canonical_json([card(arm.env_id).id, arm.agent, arm.env_kwargs_for(unit, variant), dict(arm.agent_kwargs), seed, tier])
+    return canonical_json([card(arm.env_id).id, arm.agent, arm.env_kwargs_for(unit, variant), dict(arm.agent_kwargs), seed, tier, arm.episodes])
 
 
 def _tasks(arm: Arm, unit: int, tier: str) -> list[tuple[str, RunTask]]:
     out = []
     for variant in arm.variants:
         kw = arm.env_kwargs_for(unit, dict(variant))
-        for t in make_tasks(arm.env_id, arm.agent, arm.seeds(unit), tier, kw, dict(arm.agent_kwargs)):
+        for t in make_tasks(arm.env_id, arm.agent, arm.seeds(unit), tier, kw, dict(arm.agent_kwargs), episodes=arm.episodes):
             out.append((_key(arm, unit, dict(variant), t.seed, tier), t))
     return out
 
@@ -100,12 +100,19 @@ def evaluate(
                 for k, t in _tasks(arm, u, tier):
                     plan.setdefault(k, t)
     recs = run_tasks(list(plan.values()), executor=executor, workers=workers, on_record=on_record, progress=progress)
-    records = {_record_key(r): r for r in recs}
+    episodes = {k: t.episodes for k, t in plan.items()}
+    records = {_record_key(r, episodes): r for r in recs}
     return [_result(f, us, tier, records) for f, us in per]
 
 
-def _record_key(r: RunRecord) -> str:
-    return canonical_json([r.env_id, r.agent_name, r.env_kwargs, r.agent_kwargs, r.seed, r.tier])
+def _record_key(r: RunRecord, episodes: dict[str, int | None]) -> str:
+    base = [r.env_id, r.agent_name, r.env_kwargs, r.agent_kwargs, r.seed, r.tier]
+    # a run's requested episode count is not in its record: match the planned key that has it
+    for n in (len(r.episodes), None):
+        k = canonical_json(base + [n])
+        if k in episodes and episodes[k] == n:
+            return k
+    return canonical_json(base + [len(r.episodes)])
 
 
 def _arm_values(f: Finding, arm: Arm, units: list[int], tier: str, records: dict[str, RunRecord], failed: list[str]) -> np.ndarray:

@@ -9,9 +9,11 @@ from icmlgym.findings.evaluate import Result, evaluate
 from icmlgym.findings.table import markdown
 
 
-def evaluate_declared(findings: Sequence[Finding], tier: str = "smoke") -> dict[str, Result]:
-    """Every finding on its own ``test_units``, in one runner call; keyed by finding id."""
-    return {r.finding.id: r for r in evaluate(findings, units=None, tier=tier)}
+def evaluate_declared(findings: Sequence[Finding], tier: str = "smoke", executor: str = "inprocess", workers: int | None = None) -> dict[str, Result]:
+    """Every finding on its own ``test_units``, in one runner call; keyed by finding id.
+
+    Families with many runs pass ``executor="process", workers=2`` (CI has two cores)."""
+    return {r.finding.id: r for r in evaluate(findings, units=None, tier=tier, executor=executor, workers=workers)}
 
 
 def assert_declared(result: Result) -> None:

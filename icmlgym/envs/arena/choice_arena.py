@@ -69,6 +69,9 @@ cannot pay for another estimate. The remaining budget is observed.
   instead of the catalogue; the target and competitors are drawn from it.
 - ``keep_query_log`` (bool, True): keep the chooser's query log across episodes (for
   ``analyze()``); False clears it at every reset (long training runs).
+- ``heldout_judges`` (int, 8), ``judge_spread`` (float, 0.5): held-out judges drawn per episode
+  from a distribution of tastes around the chooser's (``icmlgym.envs.arena.judges``); 0 turns
+  them off.
 
 ## Metrics
 
@@ -77,7 +80,9 @@ At episode end ``info["metrics"]``: ``objective`` (primary, higher is better) =
 ``final_win_rate - initial_win_rate``, both evaluated against the competitors in
 both orders (exactly from the chooser's probabilities when it exposes them, as the
 synthetic chooser does, else from ``eval_queries`` fresh queries); ``ssim``;
-``estimated_win_rate`` (the agent's last estimate); ``order_flip_rate`` of the
+``estimated_win_rate`` (the agent's last estimate); ``heldout_win_rate_gain``,
+``heldout_final_win_rate`` and ``heldout_initial_win_rate``: the same win rates, exact,
+averaged over the held-out judges (the transfer of the edits to other tastes); ``order_flip_rate`` of the
 episode's counterbalanced queries; ``eval_exact`` (1 when evaluated exactly).
 ``info["cost"]`` counts ``queries``, ``chooser_errors``, ``edits`` and ``env_steps``, and at
 the end ``eval_queries`` (queries spent on the evaluation; 0 when it is exact).
@@ -102,8 +107,10 @@ require_extra("arena", what="icmlgym/ChoiceArena-v0")
 
 from skimage.metrics import structural_similarity  # noqa: E402
 
-from icmlgym.envs.arena.choosers import DEFAULT_PROMPT, Chooser, ChooserError, make_chooser  # noqa: E402
+from icmlgym.envs.arena.choosers import DEFAULT_PROMPT, Chooser, ChooserError, SyntheticChooser, make_chooser  # noqa: E402
+from icmlgym.envs.arena.features import FEATURES  # noqa: E402
 from icmlgym.envs.arena.editors import EDITS, apply_edits  # noqa: E402
+from icmlgym.envs.arena.judges import draw_judges  # noqa: E402
 from icmlgym.envs.arena.images import CATEGORIES, ProductCatalog, ProductImage, load_image_folder  # noqa: E402
 from icmlgym.envs.arena.revealed import FeatureBank, order_flip_rate, rank_edit_themes, summary  # noqa: E402
 
@@ -187,6 +194,8 @@ class ChoiceArenaEnv(gym.Env):
         prompt: str = DEFAULT_PROMPT,
         keep_query_log: bool = True,
         render_mode: str | None = None,
+        heldout_judges: int = 8,
+        judge_spread: float = 0.5,
     ) -> None:
         if int(image_size) < 16:
             raise ValueError(f"image_size must be at least 16, got {image_size}")
@@ -218,6 +227,10 @@ class ChoiceArenaEnv(gym.Env):
         self.prompt = prompt
         self.keep_query_log = bool(keep_query_log)
         self.render_mode = render_mode
+        if int(heldout_judges) < 0 or judge_spread < 0:
+            raise ValueError(f"heldout_judges and judge_spread must be >= 0, got {heldout_judges}, {judge_spread}")
+        self.heldout_judges = int(heldout_judges)
+        self.judge_spread = float(judge_spread)
         self.catalog = ProductCatalog(catalog_size, catalog_seed) if images is None else None
         self.user_images = load_image_folder(images, self.image_size) if images is not None else None
         self.chooser: Chooser = make_chooser(chooser, seed=0, **(chooser_kwargs or {}))
@@ -265,8 +278,20 @@ class ChoiceArenaEnv(gym.Env):
         self._log_end = len(self.chooser.log)
         return wins / n if n else None
 
-    def _evaluate(self, rgb: np.ndarray) -> float:
+    def _heldout(self) -> dict[str, float]:
+        """Win rates under held-out judges (icmlgym.envs.arena.judges), drawn from the episode's seed."""
+        if self.heldout_judges == 0:
+            return {}
+        base = dict(zip(FEATURES, self.chooser.weights)) if isinstance(self.chooser, SyntheticChooser) else None
+        judges = draw_judges(self.heldout_judges, self._episode, self.judge_spread, base)
+        initial = np.mean([self._evaluate(self._target.original_rgb, j) for j in judges])
+        final = np.mean([self._evaluate(self._target.rgb, j) for j in judges])
+        return {"heldout_win_rate_gain": float(final - initial), "heldout_final_win_rate": float(final), "heldout_initial_win_rate": float(initial)}
+
+    def _evaluate(self, rgb: np.ndarray, judge: Chooser | None = None) -> float:
         """Win rate of ``rgb`` against the competitors, in both orders (exact when the chooser allows)."""
+        if judge is not None:
+            return float(np.mean([r for comp in self._competitors for r in (judge.exact_probabilities([rgb, comp], (1, 2))[0], judge.exact_probabilities([comp, rgb], (1, 2))[1])]))
         exact = getattr(self.chooser, "exact_probabilities", None)
         if callable(exact):
             rates = []
@@ -384,6 +409,7 @@ class ChoiceArenaEnv(gym.Env):
             "order_flip_rate": float(flip) if np.isfinite(flip) else 0.0,
             "eval_exact": float(exact),
             "eval_errors": float(self._eval_errors),
+            **self._heldout(),
         }
 
     def analyze(self, alpha: float = 0.01) -> dict[str, Any]:

@@ -35,6 +35,7 @@ DEFENDER_TRACKS: dict[str, dict] = {
 ATTACKERS: tuple[str, ...] = (
     "sketch-probe-reset",
     "sketch-probe-average",
+    "sketch-probe-refresh",
     "sketch-linear-descent",
     "sketch-oblivious-random",
     "sketch-oblivious-worst",
@@ -82,6 +83,10 @@ AGENTS = {
     "sketch-probe-average": AgentInfo(
         "icmlgym.agents.sketch:ProbeAverageAttack",
         description="probe-and-reset reading each answer as the mean of 5 queries (defeats per-query noise)",
+    ),
+    "sketch-probe-refresh": AgentInfo(
+        "icmlgym.agents.sketch:ProbeRefreshAttack",
+        description="probe-and-reset that knows the Binary Tree Mechanism: spends updates (resets of an unused key) to re-draw the tree's noise and averages the readings",
     ),
     "sketch-linear-descent": AgentInfo(
         "icmlgym.agents.sketch:LinearDescentAttack",
