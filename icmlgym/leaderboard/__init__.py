@@ -4,7 +4,7 @@
     board = Leaderboard()                        # ./icmlgym-results/leaderboard.db (or $ICMLGYM_HOME)
     board.add(icmlgym.run("icmlgym/Bandit-v0", "ucb1", seeds=3))
     print(render(board.table(env="icmlgym/Bandit-v0"), "markdown"))
-    write_report(board, "report.html", suite="bandits", tier="smoke")
+    write_report(board, "report.html", suite="bandit", tier="smoke")
 
 Scores are recomputed from the stored episodes; see ``docs/leaderboard.md``.
 """

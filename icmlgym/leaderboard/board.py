@@ -56,7 +56,7 @@ class Leaderboard:
         board = Leaderboard("results.db")
         board.add(icmlgym.run("icmlgym/Bandit-v0", "ucb1", seeds=3))
         board.table(env="icmlgym/Bandit-v0")      # per-entry mean, s.e., 95% CI, rank interval, cost
-        board.table(suite="bandits", tier="smoke") # IQM / mean / median of normalised scores
+        board.table(suite="bandit", tier="smoke")  # IQM / mean / median of normalised scores
     """
 
     def __init__(self, store: str | os.PathLike | None = None, read_only: bool = False) -> None:

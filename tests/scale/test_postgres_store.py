@@ -106,7 +106,7 @@ def test_sqlite_and_postgres_give_the_same_results(sweep_records, pg_url, tmp_pa
     t_pg, t_lite = pg.table(env=BANDIT, seed=0), lite.table(env=BANDIT, seed=0)
     assert len(t_pg) == 4 and (t_pg["failed"].sum() if "failed" in t_pg else 1) >= 1
     pd.testing.assert_frame_equal(t_pg, t_lite)
-    pd.testing.assert_frame_equal(pg.table(suite="bandits", tier="smoke", seed=0), lite.table(suite="bandits", tier="smoke", seed=0))
+    pd.testing.assert_frame_equal(pg.table(suite="bandit", tier="smoke", seed=0), lite.table(suite="bandit", tier="smoke", seed=0))
     pd.testing.assert_frame_equal(pg.compare("ucb1", "random", tier="smoke"), lite.compare("ucb1", "random", tier="smoke"))
     assert pg.run_keys() == lite.run_keys() and len(pg.run_keys()) == 18
     pg.close()
