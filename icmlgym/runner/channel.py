@@ -4,21 +4,25 @@ The evaluator (env, metrics, record builder) and a submitted agent run in
 separate processes; this module is everything that crosses between them.
 
 **Frames.** Each message is one frame: an 8-byte header (``b"IG"``, the
-protocol version as one byte, a flags byte, the payload length as a big-endian
-uint32) and a UTF-8 JSON payload. A frame whose magic or version is wrong,
+protocol version as one byte, a format byte, the payload length as a big-endian
+uint32) and the payload. Format 0 is UTF-8 JSON with tagged values (below), what
+the agent sends; format 1 is a pickle, what the evaluator sends (the agent's side
+unpickles what the trusted evaluator sent: exact types, and the cheapest encoding
+for observations and infos). The evaluator refuses a format-1 frame, so nothing
+the agent sends is ever unpickled. A frame whose magic, version or format is wrong,
 whose length passes the receiver's limit (:data:`DEFAULT_MAX_MESSAGE`, checked
 before the payload is read), whose JSON does not parse, or that does not arrive
 before its deadline raises :class:`ProtocolError`; the evaluator turns that into
 a ``failed`` run with the reason, never a crash of its driver.
 
-**Values.** JSON plus tagged objects, so that a value crosses bit for bit:
-numpy arrays (``{"~nd": [dtype, shape, base64]}``), numpy scalars (``~ns``),
+**Values (JSON).** JSON plus tagged objects, so that a value crosses bit for bit:
+numpy arrays (``{"~nd": [dtype, shape, base64]}``), numpy scalars (``~ns``: dtype
+and the exact Python value; ``~nc`` for complex),
 tuples (``~t``), bytes (``~b``) and dicts whose keys are not all strings or
 start with ``~`` (``~d``: a list of pairs). Floats use Python's ``repr`` (exact);
-NaN and infinities are allowed. Only in the evaluator-to-agent direction, a
-value of any other type (a gymnasium space, a task card, an object an env puts
-in ``info``) travels as a pickle (``~pk``); the evaluator's decoder refuses
-``~pk`` and ``object`` arrays, so nothing the agent sends is ever unpickled.
+NaN and infinities are allowed; the JSON decoder never builds anything else (no
+``object`` arrays, no pickles: a ``~pk`` value, which only :func:`encode` with
+``allow_pickle`` writes, is refused unless the decoder allows it).
 
 **Calls** (version 1). A frame from the evaluator is a list of calls, run in order;
 only the last one may expect an answer, so that the calls that need none
@@ -103,8 +107,10 @@ def _pack(obj: Any, allow_pickle: bool) -> Any:
     if t is np.ndarray and obj.dtype.kind in "biufc" and not obj.dtype.fields:
         a = np.ascontiguousarray(obj)
         return {"~nd": [a.dtype.str, list(a.shape), _b64(a.tobytes())]}
-    if isinstance(obj, np.generic) and obj.dtype.kind in "biufc":
-        return {"~ns": [obj.dtype.str, _b64(obj.tobytes())]}
+    if isinstance(obj, np.generic) and obj.dtype.kind in "biuf":
+        return {"~ns": [obj.dtype.str, obj.item()]}  # exact: ints, bools, and floats widened to Python's
+    if isinstance(obj, np.generic) and obj.dtype.kind == "c":
+        return {"~nc": [obj.dtype.str, _b64(obj.tobytes())]}
     if t is bytes:
         return {"~b": _b64(obj)}
     if allow_pickle:
@@ -132,11 +138,20 @@ def _unpack_hook(allow_pickle: bool):
                     raise ProtocolError(f"array of shape {shape} and dtype {dtype} does not match its {len(raw)} bytes")
                 return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
             if tag == "~ns":
+                dtype, value = v
+                dt = np.dtype(dtype)
+                if dt.kind not in "biuf" or dt.fields or type(value) not in (int, float, bool):
+                    raise ProtocolError(f"scalar of dtype {dtype!r} with value {str(value)[:40]!r}")
+                out = dt.type(value)
+                if dt.kind in "iu" and int(out) != value:
+                    raise ProtocolError(f"{value} does not fit dtype {dtype}")
+                return out
+            if tag == "~nc":
                 dtype, data = v
                 dt = np.dtype(dtype)
                 raw = base64.b64decode(data, validate=True)
-                if dt.kind not in "biufc" or dt.fields or len(raw) != dt.itemsize:
-                    raise ProtocolError(f"scalar of dtype {dtype!r} with {len(raw)} bytes")
+                if dt.kind != "c" or len(raw) != dt.itemsize:
+                    raise ProtocolError(f"complex scalar of dtype {dtype!r} with {len(raw)} bytes")
                 return np.frombuffer(raw, dtype=dt)[0]
             if tag == "~t":
                 return tuple(v)
@@ -178,10 +193,14 @@ def decode(data: bytes, allow_pickle: bool = False) -> Any:
         raise ProtocolError(f"malformed message: {type(err).__name__}: {str(err)[:200]}") from None
 
 
-def frame(payload: bytes, max_message: int = DEFAULT_MAX_MESSAGE) -> bytes:
+JSON, PICKLE = 0, 1  # payload formats (the header's format byte)
+
+
+def frame(payload: bytes, max_message: int = DEFAULT_MAX_MESSAGE, fmt: int = JSON) -> bytes:
+    """One frame: the header, then ``payload`` (``ProtocolError`` past ``max_message`` bytes)."""
     if len(payload) > max_message:
         raise ProtocolError(f"message of {len(payload)} bytes exceeds the limit of {max_message} bytes")
-    return _HEADER.pack(MAGIC, PROTOCOL_VERSION, 0, len(payload)) + payload
+    return _HEADER.pack(MAGIC, PROTOCOL_VERSION, fmt, len(payload)) + payload
 
 
 def cap_text(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
@@ -211,6 +230,13 @@ class Channel:
         self.bytes_sent = 0
         self.bytes_received = 0
         self.frames_sent = 0
+        self._buf = bytearray()
+        self._timeout: float | None = None  # the socket's receive timeout as last set
+        try:  # on a socket, deadlines are the kernel's receive timeout: one syscall per read, no select
+            self._sock: socket.socket | None = socket.socket(fileno=os.dup(rfd))
+            self._sock.setblocking(True)
+        except OSError:
+            self._sock = None
 
     @classmethod
     def pair(cls, max_message: int = DEFAULT_MAX_MESSAGE) -> tuple["Channel", socket.socket]:
@@ -221,48 +247,78 @@ class Channel:
         return ch, theirs
 
     def send(self, obj: Any, pickle_ok: bool = False) -> None:
-        """Send one message (``pickle_ok``: unknown types travel as pickles; evaluator side only)."""
-        data = frame(encode(obj, allow_pickle=pickle_ok), self.max_message)
-        view = memoryview(data)
-        while view:
-            n = os.write(self.wfd, view)
-            view = view[n:]
+        """Send one message: a pickle with ``pickle_ok`` (the evaluator's side), else tagged JSON."""
+        if pickle_ok:
+            data = frame(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), self.max_message, PICKLE)
+        else:
+            data = frame(encode(obj), self.max_message, JSON)
+        n = os.write(self.wfd, data)
+        if n < len(data):
+            view = memoryview(data)[n:]
+            while view:
+                view = view[os.write(self.wfd, view):]
         self.bytes_sent += len(data)
         self.frames_sent += 1
 
-    def _read_exact(self, n: int, deadline: float | None, what: str) -> bytes:
-        chunks = []
-        while n:
+    def _set_timeout(self, seconds: float | None) -> None:
+        if self._sock is not None and seconds != self._timeout:
+            secs = 0.0 if seconds is None else max(seconds, 1e-3)
+            whole = int(secs)
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", whole, int((secs - whole) * 1e6)))
+            self._timeout = seconds
+
+    def _fill(self, n: int, deadline: float | None, timeout: float | None, what: str) -> None:
+        """Read until the buffer holds ``n`` bytes, by ``deadline``."""
+        first = True
+        while len(self._buf) < n:
             if deadline is not None:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self.rfd], [], [], left)[0]:
+                if left <= 0:
                     raise ProtocolError(f"late: no {what} within its deadline")
+                if self._sock is not None:
+                    self._set_timeout(timeout if first else left)
+                elif not select.select([self.rfd], [], [], left)[0]:
+                    raise ProtocolError(f"late: no {what} within its deadline")
+            else:
+                self._set_timeout(None)
+            first = False
             try:
-                chunk = os.read(self.rfd, min(n, 1 << 20))
+                chunk = os.read(self.rfd, max(n - len(self._buf), 65536))
+            except BlockingIOError:
+                raise ProtocolError(f"late: no {what} within its deadline") from None
             except OSError as err:
                 raise ProtocolError(f"the channel broke while reading {what}: {err}") from None
             if not chunk:
                 raise ProtocolError(f"the other side closed the channel before sending {what}")
-            chunks.append(chunk)
-            n -= len(chunk)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            self._buf += chunk
 
     def recv(self, timeout: float | None = None, what: str = "a message") -> Any:
         """Receive one message; :class:`ProtocolError` if it is malformed, too big or later than ``timeout`` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        head = self._read_exact(HEADER_SIZE, deadline, what)
-        magic, version, _flags, length = _HEADER.unpack(head)
+        self._fill(HEADER_SIZE, deadline, timeout, what)
+        magic, version, fmt, length = _HEADER.unpack_from(self._buf)
         if magic != MAGIC:
-            raise ProtocolError(f"malformed frame header {head!r} (not an icmlgym channel frame)")
+            raise ProtocolError(f"malformed frame header {bytes(self._buf[:HEADER_SIZE])!r} (not an icmlgym channel frame)")
         if version != PROTOCOL_VERSION:
             raise ProtocolError(f"protocol version {version} is not this evaluator's version {PROTOCOL_VERSION}")
+        if fmt not in (JSON, PICKLE) or (fmt == PICKLE and not self.allow_pickle):
+            raise ProtocolError(f"frame format {fmt} refused: the evaluator never unpickles what an agent sends" if fmt == PICKLE
+                                else f"malformed frame: unknown format {fmt}")
         if length > self.max_message:
             raise ProtocolError(f"oversized message: {length} bytes announced, the limit is {self.max_message}")
-        payload = self._read_exact(length, deadline, what) if length else b""
-        self.bytes_received += HEADER_SIZE + length
-        return decode(payload, allow_pickle=self.allow_pickle)
+        end = HEADER_SIZE + length
+        self._fill(end, deadline, timeout, what)
+        payload = bytes(self._buf[HEADER_SIZE:end])
+        del self._buf[:end]
+        self.bytes_received += end
+        if fmt == PICKLE:
+            return pickle.loads(payload)
+        return decode(payload)
 
     def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
         for fd in {self.rfd, self.wfd}:
             try:
                 os.close(fd)
