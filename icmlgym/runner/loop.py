@@ -21,8 +21,9 @@ from icmlgym.catalog import TaskCard, card, short_hash
 from icmlgym.codehash import code_hash, env_source_hash
 from icmlgym.envs import make, register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
-from icmlgym.redaction import redact
+from icmlgym.redaction import redact, redact_text, secret_values
 from icmlgym.runner import provenance
+from icmlgym.runner.channel import cap_text
 from icmlgym.runner.lean_env import runner_env
 from icmlgym.runner.record import RunRecord
 from icmlgym.runner.rollout import episode_seed, rollout
@@ -227,7 +228,9 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
         if record is None:
             record = base_record(task, loaded)
         record.status = "failed"
-        record.error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
+        error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
+        # capped, and without the values of credential-named kwargs or environment variables
+        record.error = redact_text(cap_text(error), secret_values(task.env_kwargs, task.agent_kwargs))
     finally:
         if env is not None:
             try:

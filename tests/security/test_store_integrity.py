@@ -129,3 +129,21 @@ def test_finished_runs_spill_when_the_store_cannot_be_written_and_merge_back(tmp
         assert r.exit_code == 0
     with Leaderboard(store, read_only=True) as b:
         assert sorted(b.runs()["run_id"]) == sorted(r.run_id for r in recs) and b.damaged() == {}
+
+
+def test_credentials_never_reach_records_labels_or_exports(tmp_path, monkeypatch):
+    from icmlgym.envs.arena.choosers import make_chooser
+    from tests.security.conftest import local
+
+    monkeypatch.setenv("SERVICE_TOKEN", "tok-environment-999")
+    rec = local("SecretReader", agent_kwargs={"api_key": "sk-kwarg-123456"})
+    assert rec.status == "failed" and rec.agent_kwargs == {"api_key": "<redacted>"}
+    assert "sk-kwarg-123456" not in rec.error and "tok-environment-999" not in rec.error
+    with Leaderboard(tmp_path / "lb.db") as b:
+        b.add(rec)
+        out = tmp_path / "runs.csv"
+        b.export(out)
+        text = out.read_text() + b.table(env=BANDIT, level="task").to_csv()
+    assert "sk-kwarg-123456" not in text and "tok-environment-999" not in text and "<redacted>" in text
+    with pytest.raises(ValueError, match="evaluator's environment only"):
+        make_chooser({"type": "http", "endpoint": "http://127.0.0.1:9", "api_key": "sk-in-kwargs"})

@@ -590,6 +590,11 @@ def make_chooser(spec: "str | Chooser | dict[str, Any] | None", seed: int | None
     if kind == "synthetic":
         return SyntheticChooser(**{**defaults, "seed": seed, **kw})
     if kind == "http":
+        if "api_key" in kw:  # env kwargs travel with the task (records, workers): keys never do
+            raise ValueError(
+                "an HTTP chooser built from env kwargs takes its key from the evaluator's environment only: "
+                "set $ICMLGYM_ARENA_API_KEY where the env runs instead of passing api_key"
+            )
         return HTTPChooser(**kw)
     if kind == "replay":
         return ReplayChooser(**kw)
