@@ -13,6 +13,9 @@
 #   scripts/postgres.sh destroy   stop it and delete the data folder
 #   scripts/postgres.sh install   only install the Debian packages if missing
 #
+# With ICMLGYM_PG_NO_INSTALL=1 (the test fixtures set it) `start` never installs anything: a
+# missing PostgreSQL is an error naming the install command.
+#
 # The server accepts connections from loopback only, without a password (trust
 # authentication), for a single-machine trial or CI. For a team's shared server use
 # a managed PostgreSQL with passwords or certificates; icmlgym only needs its URL.
@@ -40,6 +43,8 @@ pg_bin() {
 
 install_pg() {
   if pg_bin >/dev/null; then return 0; fi
+  # the tests never install packages (.ci/run does): they set ICMLGYM_PG_NO_INSTALL=1
+  [ "${ICMLGYM_PG_NO_INSTALL:-0}" = 1 ] && die "PostgreSQL is not installed (install it first: apt-get install -y postgresql; .ci/run does)"
   [ "$(id -u)" = 0 ] || die "PostgreSQL is not installed and installing it needs root: apt-get install -y postgresql"
   command -v apt-get >/dev/null 2>&1 || die "PostgreSQL is not installed and apt-get is not available to install it"
   say "installing PostgreSQL from Debian's packages"

@@ -1,6 +1,14 @@
-"""Suite-wide guards: no test module leaves envs, agents or suites behind in the global catalog."""
+"""Suite-wide guards and reports.
+
+- No test module leaves envs, agents or suites behind in the global catalog.
+- At the end of a run, the time each family's tests took (setup + call + teardown, per folder
+  ``tests/<family>/``), against the budget in docs/contributing.md (``FAMILY_BUDGET_S`` on 2 cores).
+"""
 
 from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +38,37 @@ def _catalog_left_as_found(request):
             if a != b
         ]
         pytest.fail(f"{request.node.nodeid} left the catalog changed: " + "; ".join(diffs), pytrace=False)
+
+
+FAMILY_BUDGET_S = 90.0  # seconds of tests per family on 2 cores, heavy finding tests included (docs/contributing.md)
+_seconds: dict[str, float] = defaultdict(float)
+_counts: dict[str, int] = defaultdict(int)
+
+
+def _family(nodeid: str) -> str:
+    parts = Path(nodeid.split("::", 1)[0]).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "tests" else "(top)"
+
+
+_slow_seconds = [0.0]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _seconds[_family(report.nodeid)] += report.duration
+    if "slow" in report.keywords:
+        _slow_seconds[0] += report.duration
+    if report.when == "call":
+        _counts[_family(report.nodeid)] += 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not _seconds:
+        return
+    tr = terminalreporter
+    tr.section("test time per family (budget %.0f s each on 2 cores)" % FAMILY_BUDGET_S)
+    for fam, secs in sorted(_seconds.items(), key=lambda kv: -kv[1]):
+        flag = "  OVER BUDGET" if secs > FAMILY_BUDGET_S and fam not in ("core", "leaderboard", "scale", "security", "substrate") else ""
+        tr.write_line(f"{fam:<14} {secs:8.1f} s  {_counts[fam]:4d} tests{flag}")
+    tr.write_line(f"{'total':<14} {sum(_seconds.values()):8.1f} s  {sum(_counts.values()):4d} tests")
+    if _slow_seconds[0]:
+        tr.write_line(f"of which tests marked slow: {_slow_seconds[0]:.1f} s (-m 'not slow' skips them locally)")

@@ -65,23 +65,24 @@ def summary_table(records, title: str) -> Table:
     for r in records:
         groups.setdefault((r.env_id, r.agent_name), []).append(r)
     table = Table(title=title)
-    for col in ("env", "agent", "metric", "mean", "s.e.", "seeds ok", "failed", "timeout", "wall s"):
+    for col in ("env", "agent", "metric", "mean", "s.e.", "seeds ok", "no metric", "failed", "timeout", "wall s"):
         table.add_column(col)
     for (env_id, agent), recs in sorted(groups.items()):
         c = card(env_id)
         vals = []
+        no_metric = 0  # ok runs whose episodes lack the primary metric: counted, never dropped silently
         for r in recs:
             if r.status == "ok":
                 try:
                     vals.append(float(np.mean(r.metric(c.primary_metric))))
                 except KeyError:
-                    pass
+                    no_metric += 1
         mean = f"{np.mean(vals):.4g}" if vals else "-"
         se = f"{np.std(vals, ddof=1) / np.sqrt(len(vals)):.2g}" if len(vals) > 1 else "-"
         arrow = "↑" if c.direction == "max" else "↓"
         table.add_row(
             env_id, agent, f"{c.primary_metric} {arrow}", mean, se,
-            str(sum(r.status == "ok" for r in recs)), str(sum(r.status == "failed" for r in recs)),
+            str(sum(r.status == "ok" for r in recs)), str(no_metric), str(sum(r.status == "failed" for r in recs)),
             str(sum(r.status == "timeout" for r in recs)), f"{sum(r.wall_time for r in recs):.1f}",
         )
     return table
@@ -99,7 +100,7 @@ def run(
     agent_kwarg: Optional[List[str]] = typer.Option(None, "--agent-kwarg", "-k", help="key=value passed to the agent's constructor (repeatable)."),
     executor: str = typer.Option("process", help="inprocess, process (a worker per run, with --timeout) or ray."),
     workers: Optional[int] = typer.Option(None, help="Concurrent workers (default: cores)."),
-    timeout: Optional[float] = typer.Option(600.0, help="Seconds per run before it is killed and recorded as timeout."),
+    timeout: Optional[float] = typer.Option(600.0, help="Seconds per run before it is stopped and recorded as timeout."),
     address: Optional[str] = typer.Option(None, help="Ray cluster address for --executor ray (auto, host:port); default: a private local instance."),
     max_retries: int = typer.Option(2, help="Ray: times a run whose worker died is retried before it is recorded as failed."),
     rerun: bool = typer.Option(False, "--rerun", help=RERUN_HELP),

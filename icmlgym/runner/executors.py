@@ -16,6 +16,8 @@ imported the sweep's modules.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from collections import deque
 from multiprocessing.connection import wait
@@ -29,20 +31,58 @@ from icmlgym.runner.worker import WorkerProcess, context, warm_modules, work_tas
 EXECUTORS = ("inprocess", "process", "ray")
 
 
+class RunTimeout(BaseException):
+    """Raised inside an in-process run when its timeout passes (a BaseException, so that an
+    agent's ``except Exception`` cannot swallow it)."""
+
+
 class InProcessExecutor:
-    """Runs tasks one after another in this process (no timeout: use ``process`` for that)."""
+    """Runs tasks one after another in this process.
+
+    A ``timeout`` (or a task's own) is honoured with ``SIGALRM``: the run is interrupted where
+    Python code runs next and recorded as ``timeout``. That needs the main thread of a Unix
+    process; elsewhere a timeout is refused rather than ignored (use ``process`` or ``ray``).
+    Code stuck in C without returning to Python is only stopped by the process executor."""
 
     name = "inprocess"
 
-    def __init__(self, **_: object) -> None:
-        pass
+    def __init__(self, timeout: float | None = None, **_: object) -> None:
+        self.timeout = timeout
 
     def imap(self, tasks: Iterable[Union[RunTask, BatchTask]]) -> Iterator[RunRecord]:
         for task in tasks:
+            own = getattr(task, "timeout", None)
+            limit = own if own is not None else self.timeout
             if isinstance(task, BatchTask):
-                yield from execute_batch(task)
+                n = len(work_tasks(task))
+                yield from self._timed(lambda: list(execute_batch(task)), None if limit is None else limit * n)
             else:
-                yield execute(task)
+                yield from self._timed(lambda: [execute(task)], limit)
+
+    @staticmethod
+    def _timed(run, limit: float | None) -> list[RunRecord]:
+        if limit is None:
+            return run()
+        if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+            raise ValueError(
+                f"the inprocess executor can only enforce timeout={limit!r} in the main thread of a Unix process; "
+                "use executor='process' or 'ray'"
+            )
+
+        def alarm(signum, frame):
+            raise RunTimeout(f"run exceeded its timeout of {limit:g} s and was interrupted")
+
+        previous = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, float(limit))
+        try:
+            records = run()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        for rec in records:
+            if rec.status == "failed" and rec.error.startswith("RunTimeout:"):
+                rec.status = "timeout"
+        return records
 
 
 def _wants_gpu(device: str) -> bool:
@@ -97,7 +137,9 @@ class ProcessExecutor:
                     gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(device) else None
                     started += 1
                     worker = WorkerProcess(work, self.memory_limit_mb, gpu, ctx=ctx)
-                    running[worker.sentinel] = (worker, None if self.timeout is None else self.timeout * n)
+                    own = getattr(work_tasks(work)[0], "timeout", None)  # a task's own timeout overrides the executor's
+                    per_run = own if own is not None else self.timeout
+                    running[worker.sentinel] = (worker, None if per_run is None else per_run * n)
                 wait_for = None
                 limits = [w.start + lim for w, lim in running.values() if lim is not None]
                 if limits:

@@ -44,6 +44,7 @@ class RunTask:
     suite: str = ""
     card: TaskCard | None = None  # carried so workers know envs registered at run time
     isolation: Any = None  # an icmlgym.runner.evaluator.Isolation: run the agent sandboxed (see evaluate)
+    timeout: float | None = None  # seconds for this run, overriding the executor's timeout (process and ray)
 
     def __post_init__(self) -> None:
         if self.card is None:

@@ -327,9 +327,9 @@ class RayExecutor:
                 if not inflight:
                     continue
                 wait_for = None
-                if self.timeout is not None:
-                    now = time.monotonic()
-                    wait_for = max(0.0, min(start + self.timeout - now for _, _, _, start, _ in inflight.values()))
+                deadlines = [start + lim for t, _, _, start, _ in inflight.values() if (lim := self._limit(t)) is not None]
+                if deadlines:
+                    wait_for = max(0.0, min(deadlines) - time.monotonic())
                 ready, _ = ray.wait(list(inflight), num_returns=1, timeout=wait_for)
                 for ref in ready:
                     task, needs, attempt, start, reasons = release(ref)
@@ -349,15 +349,15 @@ class RayExecutor:
                         continue
                     rec = checked_record(task, result, elapsed)
                     yield self._final(rec, attempt)
-                if self.timeout is not None:
-                    now = time.monotonic()
-                    for ref in [r for r, (_, _, _, start, _) in inflight.items() if now - start >= self.timeout]:
-                        task, needs, attempt, start, _ = release(ref)
-                        ray.cancel(ref, force=True)
-                        yield self._final(
-                            failed(task, "timeout", f"run exceeded its timeout of {self.timeout:g} s and was cancelled (its Ray worker was killed)", now - start),
-                            attempt,
-                        )
+                now = time.monotonic()
+                late = [r for r, (t, _, _, start, _) in inflight.items() if (lim := self._limit(t)) is not None and now - start >= lim]
+                for ref in late:
+                    task, needs, attempt, start, _ = release(ref)
+                    ray.cancel(ref, force=True)
+                    yield self._final(
+                        failed(task, "timeout", f"run exceeded its timeout of {self._limit(task):g} s and was cancelled (its Ray worker was killed)", now - start),
+                        attempt,
+                    )
         finally:
             for ref in list(inflight):
                 try:
@@ -365,6 +365,11 @@ class RayExecutor:
                 except Exception:
                     pass
             inflight.clear()
+
+    def _limit(self, task: Any) -> float | None:
+        """Seconds this run may take: the task's own timeout, else the executor's (None: no limit)."""
+        own = getattr(task, "timeout", None)
+        return float(own) if own is not None else self.timeout
 
     @staticmethod
     def _final(rec: RunRecord, attempt: int) -> RunRecord:

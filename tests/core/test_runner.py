@@ -117,3 +117,16 @@ def test_bad_arguments():
 def test_status_validation():
     with pytest.raises(ValueError, match="status"):
         RunRecord(env_id="x", agent_name="a", seed=0, tier="smoke", status="weird")
+
+
+def test_inprocess_executor_honours_a_timeout():
+    """An in-process run past its timeout is interrupted (SIGALRM) and recorded as timeout, and the
+    next run of the sweep still runs; a task's own timeout overrides the executor's."""
+    from icmlgym.runner import make_tasks, run_tasks
+
+    (hang,) = make_tasks("icmlgym/Bandit-v0", "tests.core.agents_for_tests:HangForever", [0])
+    hang.timeout = 1.0
+    ok = make_tasks("icmlgym/Bandit-v0", "random", [0])
+    recs = run_tasks([hang] + ok, executor="inprocess", timeout=None)
+    assert [r.status for r in recs] == ["timeout", "ok"]
+    assert "timeout of 1 s" in recs[0].error

@@ -1,7 +1,8 @@
 """Fixtures for the scale-out tests: a local Ray instance and a throwaway PostgreSQL server.
 
-The PostgreSQL server is started by ``scripts/postgres.sh`` (which installs PostgreSQL from
-Debian's packages when it is missing) in a folder of this test session, and destroyed at the end.
+The PostgreSQL server is started by ``scripts/postgres.sh`` in a folder of this test session, and
+destroyed at the end. The tests install nothing (``ICMLGYM_PG_NO_INSTALL=1``): ``.ci/run`` installs
+PostgreSQL from Debian's packages before the tests.
 Where no server can be started the PostgreSQL tests are skipped with the script's reason, except
 under CI (``CI`` set), where that is an error: CI must run them.
 """
@@ -47,7 +48,7 @@ def pg_server():
     # not under pytest's tmp folder: that is private to root, and the server runs as another user
     base = tempfile.mkdtemp(prefix="icmlgym-pg-tests-")
     os.chmod(base, 0o755)
-    env = {**os.environ, "ICMLGYM_PG_DIR": os.path.join(base, "server")}
+    env = {**os.environ, "ICMLGYM_PG_DIR": os.path.join(base, "server"), "ICMLGYM_PG_NO_INSTALL": "1"}
     script = ROOT / "scripts" / "postgres.sh"
     try:
         out = subprocess.run(["bash", str(script), "start"], env=env, capture_output=True, text=True, timeout=600)
