@@ -92,10 +92,14 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         top = values[np.arange(len(values)), best]
         eq = values == top[:, None]
         counts = np.count_nonzero(eq, axis=1)
-        for j in np.flatnonzero(counts > 1).tolist():
-            rng = self.rngs[j if seeds is None else int(seeds[j])]
-            # rng.choice(maxima) draws rng.integers(0, len(maxima)): the same draw, without choice's overhead
-            best[j] = int(np.flatnonzero(eq[j])[rng.integers(0, int(counts[j]))])
+        tied = np.flatnonzero(counts > 1)
+        if len(tied):
+            _, cols = np.nonzero(eq[tied])  # the maxima of every tied row, row after row, ascending
+            starts = np.cumsum(counts[tied]) - counts[tied]
+            for j, n, start in zip(tied.tolist(), counts[tied].tolist(), starts.tolist()):
+                rng = self.rngs[j if seeds is None else int(seeds[j])]
+                # rng.choice(maxima) draws rng.integers(0, len(maxima)): the same draw, without choice's overhead
+                best[j] = cols[start + int(rng.integers(0, n))]
         return best
 
 

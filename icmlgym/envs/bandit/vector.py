@@ -72,7 +72,7 @@ class BernoulliBanditVectorEnv(VectorEnv):
 
     def step(self, actions: Any):
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer) or np.any((a < 0) | (a >= self.single.n_arms)):
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu" or a.min() < 0 or a.max() >= self.single.n_arms:
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         if self._ended:
             raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
