@@ -55,6 +55,30 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
     return records
 
 
+def isolate_tasks(tasks, sandbox: str, timeout: Optional[float], board, batch_seeds: bool) -> None:
+    """Give every task an :class:`~icmlgym.runner.evaluator.Isolation` (public seeds), or exit with why not."""
+    from icmlgym.cli.submit import board_paths
+    from icmlgym.runner.sandbox import SandboxOptions, resolve_mode
+    from icmlgym.runner.submission import SubmissionError, identify
+
+    if batch_seeds:
+        fail("--isolate plays one run per sandbox; drop --batch-seeds")
+    try:
+        mode = resolve_mode(sandbox)
+    except (ValueError, RuntimeError) as err:
+        fail(str(err))
+    hide = board_paths(board) if board is not None else []
+    isolations: dict[str, Any] = {}
+    for t in tasks:
+        if t.agent not in isolations:
+            opts = SandboxOptions(mode=mode, hide=hide, **({"call_timeout": timeout, "load_timeout": timeout} if timeout else {}))
+            try:
+                isolations[t.agent] = identify(t.agent, None, opts)
+            except SubmissionError as err:
+                fail(str(err))
+        t.isolation = isolations[t.agent]
+
+
 def summary_table(records, title: str) -> Table:
     """A per (env, agent) table of this invocation's records: primary metric mean +- s.e. and statuses."""
     import numpy as np
@@ -110,6 +134,8 @@ def run(
     no_store: bool = typer.Option(False, "--no-store", help="Do not write the records to a store."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the run records to this JSON file."),
     batch_seeds: bool = typer.Option(False, "--batch-seeds", help="Play each entry's seeds in one vector env where the env and agent have vector forms (the same records, many times faster on cheap envs; not with --executor ray)."),
+    isolate: bool = typer.Option(False, "--isolate", help="Run the agent in a sandbox, reached through the evaluator's channel, as submit does (public seeds: the same metrics as a local run). See docs/security.md."),
+    sandbox: str = typer.Option("auto", help="With --isolate: auto (bubblewrap when available), bwrap or none."),
 ) -> None:
     """Run an agent on an env over seeds; store the run records and print a summary.
 
@@ -135,12 +161,15 @@ def run(
         c = icmlgym.card(env_id)
         c.tier(tier)
         validate.env_kwargs(c, env_kw)
-        loaded = load_agent(agent, **agent_kw)
-        validate.agent_kwargs(loaded, agent_kw)
+        if not isolate:  # an isolated agent is loaded in its sandbox only
+            loaded = load_agent(agent, **agent_kw)
+            validate.agent_kwargs(loaded, agent_kw)
     except (UnknownEnvError, AgentLoadError, MissingExtraError, ValueError) as err:
         fail(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
     tasks = make_tasks(c.id, agent, seed_values, tier, env_kw, agent_kw, episodes, device)
     board = None if no_store else open_board(store)
+    if isolate:
+        isolate_tasks(tasks, sandbox, timeout, board, batch_seeds)
     if batch_seeds and executor == "ray":
         fail("--batch-seeds runs on the inprocess and process executors, not on ray")
     records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun, batch_seeds)
@@ -177,6 +206,8 @@ def benchmark(
     device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
     store: Optional[str] = typer.Option(None, help="Leaderboard store URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
     batch_seeds: bool = typer.Option(False, "--batch-seeds", help="Play each entry's seeds in one vector env where the env and agent have vector forms (the same records, many times faster on cheap envs; not with --executor ray)."),
+    isolate: bool = typer.Option(False, "--isolate", help="Run the agent in a sandbox, reached through the evaluator's channel, as submit does (public seeds: the same metrics as a local run). See docs/security.md."),
+    sandbox: str = typer.Option("auto", help="With --isolate: auto (bubblewrap when available), bwrap or none."),
 ) -> None:
     """The main job: every installed env with its reference agent and baselines over 3 seeds at the
     smoke tier; results go to the leaderboard store, and it ends with one compact table per family
@@ -223,6 +254,8 @@ def benchmark(
     if not tasks:
         fail(f"nothing to run: no installed env in suite {suite!r} has the agents asked for")
     board = open_board(store)
+    if isolate:
+        isolate_tasks(tasks, sandbox, timeout, board, batch_seeds)
     t0 = time.perf_counter()
     if batch_seeds and executor == "ray":
         fail("--batch-seeds runs on the inprocess and process executors, not on ray")

@@ -90,3 +90,20 @@ def test_an_import_time_sleep_is_a_timeout_not_a_hang(tmp_path):
     with Leaderboard(tmp_path / "s.db") as b:
         runs = b.runs()
         assert list(runs["agent_name"]) == ["sleepy"] and runs["status"].iloc[0] in ("timeout", "failed")
+
+
+def test_run_isolate_scores_as_a_local_run(tmp_path):
+    from icmlgym.cli import app
+
+    stores = {}
+    for flag in ([], ["--isolate"]):
+        store = tmp_path / f"lb{len(flag)}.db"
+        args = ["run", BANDIT, "--agent", "ucb1", "--seeds", "2", "-e", "horizon=300", "--executor", "inprocess", "--store", str(store), *flag]
+        r = CliRunner().invoke(app, args, catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+        with Leaderboard(store, read_only=True) as b:
+            stores[bool(flag)] = b.episodes().sort_values(["seed", "episode"])
+            if flag:
+                assert set(b.runs()["seeds"]) == {"public"} and set(b.runs()["sandbox"]) <= {"bwrap", "none"}
+    cols = ["seed", "episode", "return", "length", "pseudo_regret", "cumulative_reward"]
+    assert stores[True][cols].to_numpy().tolist() == stores[False][cols].to_numpy().tolist()
