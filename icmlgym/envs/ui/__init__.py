@@ -25,7 +25,7 @@ CARDS = [
         direction="max",
         cost_units=("renders", "evaluator_calls", "invalid_actions", "env_steps"),
         tiers={
-            "smoke": Tier(episodes=1, train_steps=600, seeds=3,
+            "smoke": Tier(episodes=1, train_steps=240, seeds=3,
                           env_kwargs={"task": "polishing", "rounds": 8, "group_size": 4, "evaluator": "noisy"}),
             "standard": Tier(episodes=3, train_steps=3000, seeds=5,
                              env_kwargs={"task": "polishing", "rounds": 12, "group_size": 4, "evaluator": "noisy"}),
@@ -34,12 +34,43 @@ CARDS = [
                                      "width": 256, "height": 192}),
         },
         extra=None,
-        reference_agent=None,
-        baselines=("random",),
+        reference_agent="ui-rvpo",
+        baselines=("random", "ui-absolute", "ui-greedy", "ui-random-edits"),
         score_refs={},
         suites=("ui",),
         description="refine a page of a layout language towards a target screenshot; reward = change in a Design2Code-style score + SSIM",
     ),
 ]
 
-AGENTS: dict[str, AgentInfo] = {}
+AGENTS = {
+    "ui-rvpo": AgentInfo(
+        "icmlgym.agents.ui:RVPOAgent",
+        kind="reference",
+        description="RVPO: a log-linear edit policy trained from rankings of G rendered candidates (group-relative advantages)",
+    ),
+    "ui-absolute": AgentInfo(
+        "icmlgym.baselines.ui:AbsoluteRewardAgent",
+        description="the same policy trained on the evaluator's absolute scores (REINFORCE, running-mean baseline)",
+    ),
+    "ui-greedy": AgentInfo(
+        "icmlgym.baselines.ui:GreedyHillClimbAgent",
+        description="greedy hill climbing with the evaluator: keep-current plus applicable edits, the best judged wins",
+    ),
+    "ui-random-edits": AgentInfo(
+        "icmlgym.baselines.ui:RandomEditAgent",
+        description="uniformly random edits on existing blocks (applicable ops only)",
+    ),
+    "ui-single-pass": AgentInfo(
+        "icmlgym.baselines.ui:SinglePassAgent",
+        description="one-shot predictor: segments the target screenshot into a page and submits it as HTML once (action_mode='html')",
+    ),
+    "ui-iterative": AgentInfo(
+        "icmlgym.agents.ui:IterativeRefineAgent",
+        kind="reference",
+        description="UI2Code^N loop in HTML mode: the single-pass draft, then render-guided edits kept when the evaluator says they help",
+    ),
+    "ui-vlm": AgentInfo(
+        "icmlgym.agents.ui:VLMAgent",
+        description="a vision-language model behind an OpenAI-compatible endpoint writes the page as HTML (action_mode='html')",
+    ),
+}
