@@ -10,6 +10,9 @@ the torch parts load on first use.
 - :class:`CostMeter`, :data:`STANDARD_COUNTERS`, :func:`count_flops`:
   :mod:`icmlgym.nn.counters`.
 - :class:`Budget`, :func:`train_loop`: :mod:`icmlgym.nn.train` (torch).
+- a rate RNN with pluggable weight constraints: :mod:`icmlgym.nn.recurrent` (torch).
+
+The determinism policy is in :mod:`icmlgym.nn.runtime` and docs/substrate.md.
 """
 
 from __future__ import annotations

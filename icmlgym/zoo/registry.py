@@ -13,9 +13,11 @@ entry instead of loading a stale one. Entries live in the shared cache's ``zoo``
 namespace: ``<key>.pt`` (the weights) and ``<key>.json`` (the card: parameters,
 training data, training time, held-out quality, the counters of its training).
 
-Shipped weights: a member may ship a weights file as package data (under
-``icmlgym/zoo/weights/``, produced by ``scripts/zoo_weights.py``); :func:`load` uses it
-when its recorded key equals the current key, and trains otherwise.
+Shipped weights: a member may ship its weights as package data
+(``icmlgym/zoo/weights/<name>-<size>.pt`` and its card ``.json``, produced by
+``scripts/zoo_weights.py``); :func:`load` uses them when the recorded key equals the
+current key (same configuration, seed and code), and trains otherwise, so editing a
+member's code never loads stale weights.
 """
 
 from __future__ import annotations
@@ -214,7 +216,7 @@ def load(
         if hit is not None:
             hit.load_seconds = time.perf_counter() - t0
             return hit
-        shipped = _load_shipped(m, cfg, key, device)
+        shipped = _load_shipped(m, cfg, key, device, size)
         if shipped is not None:
             shipped.load_seconds = time.perf_counter() - t0
             return shipped
@@ -250,14 +252,19 @@ def _load_entry(m: Member, cfg: dict[str, Any], key: str, device: str, cache: Ca
     return ZooModel(m.name, model, cfg, _with_extras(m, cfg, card), "cache")
 
 
-def _load_shipped(m: Member, cfg: dict[str, Any], key: str, device: str) -> ZooModel | None:
-    meta_path = WEIGHTS_DIR / f"{m.name}.json"
-    if not meta_path.is_file():
+def shipped_paths(name: str, size: str) -> tuple[Path, Path]:
+    """Where a member's shipped card and weights live (package data)."""
+    return WEIGHTS_DIR / f"{name}-{size}.json", WEIGHTS_DIR / f"{name}-{size}.pt"
+
+
+def _load_shipped(m: Member, cfg: dict[str, Any], key: str, device: str, size: str) -> ZooModel | None:
+    meta_path, weights_path = shipped_paths(m.name, size)
+    if not meta_path.is_file() or not weights_path.is_file():
         return None
     card = json.loads(meta_path.read_text())
     if card.get("key") != key:
-        return None  # shipped for another configuration or code version
-    model = _from_state(m, cfg, (WEIGHTS_DIR / f"{m.name}.pt").read_bytes(), device)
+        return None  # shipped for another configuration, seed or code version: train instead
+    model = _from_state(m, cfg, weights_path.read_bytes(), device)
     return ZooModel(m.name, model, cfg, _with_extras(m, cfg, card), "shipped")
 
 
