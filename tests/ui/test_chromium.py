@@ -104,15 +104,18 @@ def test_browser_never_reaches_the_network_and_runs_no_script(browser):
     assert tuple(r.image[2, 100]) == tuple(fast.image[2, 100])  # the script did not paint the page red
 
 
-def test_env_with_chromium_renderer():
-    """The env runs on the real browser (HTML mode accepts any HTML there) and says what it refused."""
-    from gymnasium.utils.env_checker import check_env
+def test_conformance_with_the_chromium_renderer():
+    """The catalog's conformance checks (``icmlgym check``) at the smoke tier, on Chromium instead of
+    the fast renderer (the recorded rollout is the fast renderer's, so it is not compared)."""
+    from icmlgym.envs.checking import check, failures
 
-    env = UIRefineEnv(renderer="chromium", rounds=2)
-    try:
-        check_env(env, skip_render_check=True)
-    finally:
-        env.close()
+    results = check("icmlgym/UIRefine-v0", renderer="chromium")
+    assert {r.check for r in results if r.passed} >= {"check_env", "card contract", "seed determinism", "invalid action", "step after end"}
+    assert not failures(results), failures(results)
+
+
+def test_env_with_chromium_renderer():
+    """HTML mode on the real browser accepts any HTML and says what it refused."""
     env = UIRefineEnv(renderer="chromium", action_mode="html", rounds=3)
     try:
         obs, info = env.reset(seed=0)

@@ -10,6 +10,7 @@ Chromium (``apt-get install chromium``), at ``/usr/bin/chromium`` by default.
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import re
@@ -64,26 +65,40 @@ def _css_colour(value: str) -> tuple[int, int, int] | None:
     return tuple(int(round(float(g))) for g in m.groups()[:3])  # type: ignore[return-value]
 
 
-# Playwright's sync API allows one running instance per thread: renderers share it (reference counted)
-_PW: dict[str, Any] = {"instance": None, "users": 0}
+# Playwright's sync API allows one running instance per thread, and a browser takes seconds to
+# start: renderers share one browser (each has its own context), closed when the interpreter exits
+_SHARED: dict[str, Any] = {"playwright": None, "browser": None, "executable": None}
 
 
-def _acquire_playwright() -> Any:
-    if _PW["instance"] is None:
-        from playwright.sync_api import sync_playwright
+def _shared_browser(executable: Path) -> Any:
+    if _SHARED["browser"] is not None and _SHARED["executable"] == executable and _SHARED["browser"].is_connected():
+        return _SHARED["browser"]
+    shutdown_browser()
+    from playwright.sync_api import sync_playwright
 
-        _PW["instance"] = sync_playwright().start()
-    _PW["users"] += 1
-    return _PW["instance"]
+    _SHARED["playwright"] = sync_playwright().start()
+    try:
+        _SHARED["browser"] = _SHARED["playwright"].chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
+    except Exception:
+        shutdown_browser()
+        raise
+    _SHARED["executable"] = executable
+    return _SHARED["browser"]
 
 
-def _release_playwright() -> None:
-    _PW["users"] -= 1
-    if _PW["users"] <= 0 and _PW["instance"] is not None:
-        try:
-            _PW["instance"].stop()
-        finally:
-            _PW["instance"], _PW["users"] = None, 0
+def shutdown_browser() -> None:
+    """Close the shared browser and Playwright (also done at interpreter exit)."""
+    browser, pw = _SHARED["browser"], _SHARED["playwright"]
+    _SHARED.update(playwright=None, browser=None, executable=None)
+    for obj, meth in ((browser, "close"), (pw, "stop")):
+        if obj is not None:
+            try:
+                getattr(obj, meth)()
+            except Exception:  # noqa: BLE001 - a browser that already died
+                pass
+
+
+atexit.register(shutdown_browser)
 
 
 class ChromiumRenderer:
@@ -93,8 +108,9 @@ class ChromiumRenderer:
         width, height: the viewport (the screenshot's size) in CSS pixels.
         executable: the Chromium binary (default ``/usr/bin/chromium`` or ``$ICMLGYM_CHROMIUM``).
 
-    The browser starts on the first :meth:`render` and stops on :meth:`close` (also a
-    context manager). One renderer serves one thread.
+    The first :meth:`render` opens a context in a browser shared by every renderer of the
+    process (started then, closed at exit or by :func:`shutdown_browser`); :meth:`close`
+    (also a context manager) closes the context. One renderer serves one thread.
     """
 
     def __init__(self, width: int, height: int, executable: str | Path | None = None) -> None:
@@ -106,7 +122,6 @@ class ChromiumRenderer:
                 f"Chromium not found at {self.executable}: install Debian's package (apt-get install chromium) "
                 "or set ICMLGYM_CHROMIUM; Playwright's own browser download is not used"
             )
-        self._pw: Any = None
         self._browser: Any = None
         self._context: Any = None
         self._page: Any = None
@@ -114,16 +129,15 @@ class ChromiumRenderer:
         self.renders = 0
 
     def _start(self) -> None:
-        self._pw = _acquire_playwright()
+        self._browser = _shared_browser(self.executable)
+        self._context = self._browser.new_context(
+            viewport={"width": self.width, "height": self.height},
+            device_scale_factor=1,
+            java_script_enabled=False,
+            offline=True,
+            service_workers="block",
+        )
         try:
-            self._browser = self._pw.chromium.launch(executable_path=str(self.executable), args=CHROMIUM_ARGS)
-            self._context = self._browser.new_context(
-                viewport={"width": self.width, "height": self.height},
-                device_scale_factor=1,
-                java_script_enabled=False,
-                offline=True,
-                service_workers="block",
-            )
             self._context.route("**/*", self._refuse)
             self._page = self._context.new_page()
         except Exception:
@@ -156,15 +170,13 @@ class ChromiumRenderer:
         return Render(image, elements, blocked=tuple(self._blocked), warnings=tuple(warnings))
 
     def close(self) -> None:
-        for obj in (self._context, self._browser):
-            if obj is not None:
-                try:
-                    obj.close()
-                except Exception:  # noqa: BLE001 - closing a browser that already died
-                    pass
-        if self._pw is not None:
-            _release_playwright()
-        self._pw = self._browser = self._context = self._page = None
+        """Close this renderer's context (the shared browser stays up for the next renderer)."""
+        if self._context is not None:
+            try:
+                self._context.close()
+            except Exception:  # noqa: BLE001 - a browser that already died
+                pass
+        self._browser = self._context = self._page = None
 
     def __enter__(self) -> "ChromiumRenderer":
         return self
