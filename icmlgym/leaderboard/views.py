@@ -326,6 +326,7 @@ def report_html(board: Any, env: Any = None, suite: Any = None, tier: str | None
             parts.append(f'<div class="plots"><img alt="aggregate IQM plot" src="{src}"></div>')
     parts.append("<h2>Per task</h2>")
     parts.append(html_table(tasks, "leaderboard"))
+    parts += [f'<p class="note">{html.escape(n)}</p>' for n in tasks.attrs.get("notes", [])]  # e.g. why no aggregate
     few = tasks[tasks["few_seeds"]] if len(tasks) else tasks
     if len(few):
         parts.append(f'<p class="note">⚠ {len(few)} entr{"y has" if len(few) == 1 else "ies have"} fewer successful seeds than the tier asks.</p>')

@@ -123,6 +123,8 @@ def test_leaderboard_and_compare_commands(app, tmp_path, real_records):
     # a suite across families: no aggregate, and it says why
     r = invoke(app, "leaderboard", "--store", store, "--suite", "bandits", "--tier", "smoke")
     assert r.exit_code == 0 and "IQM" not in r.output and "spans families bandit, fairbandit" in r.output
+    r = invoke(app, "leaderboard", "--store", store, "--suite", "bandits", "--format", "html")
+    assert r.exit_code == 0 and "spans families bandit, fairbandit" in r.stdout and 'id="aggregate"' not in r.stdout
     r = invoke(app, "leaderboard", "--store", store, "--env", BANDIT, "--format", "html")
     assert r.exit_code == 0 and r.stdout.startswith("<!DOCTYPE html>")  # the report itself, on stdout
     html = tmp_path / "r.html"
