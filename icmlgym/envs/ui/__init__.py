@@ -53,7 +53,7 @@ AGENTS = {
     ),
     "ui-absolute": AgentInfo(
         "icmlgym.baselines.ui:AbsoluteRewardAgent",
-        description="the same policy trained on the evaluator's absolute scores (REINFORCE, running-mean baseline)",
+        description="the same policy trained on the evaluator's absolute scores (judged gain over the edited page, running scale)",
     ),
     "ui-greedy": AgentInfo(
         "icmlgym.baselines.ui:GreedyHillClimbAgent",
