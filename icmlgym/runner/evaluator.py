@@ -62,6 +62,7 @@ class Isolation:
     options: SandboxOptions = field(default_factory=SandboxOptions)
 
     source_file: str = ""  # the file hashed (its icmlgym imports are read with ast, never executed)
+    module: str = ""  # a shipped agent's module: its code hash is then a local run's (icmlgym code only)
 
     @property
     def identity(self) -> dict[str, str]:
@@ -71,7 +72,10 @@ class Isolation:
         """The identity plus the run key's code hash on the env of card ``c`` (see :mod:`icmlgym.codehash`)."""
         from icmlgym.codehash import code_hash, module_closure
 
-        files = module_closure([], [self.source_file]) if self.source_file else {}
+        if self.module:
+            files = module_closure([self.module])
+        else:
+            files = module_closure([], [self.source_file]) if self.source_file else {}
         return {**self.identity, "code_hash": code_hash(self.source_hash, files, c.entry_point)}
 
 

@@ -273,7 +273,8 @@ def task_key(task: RunTask) -> str:
     # an isolated task is never imported here: its identity came from its bytes
     meta = task.isolation.meta(c) if task.isolation is not None else _task_meta(task)
     name, code = meta.get("name") or _agent_label(task), meta.get("code_hash", "")
-    return run_key(c.id, redact(task.env_kwargs), task.tier, name, code, task.seed, redact(task.agent_kwargs), task.device)
+    hidden = task.isolation is not None and bool(task.isolation.options.hidden_seeds)
+    return run_key(c.id, redact(task.env_kwargs), task.tier, name, code, task.seed, redact(task.agent_kwargs), task.device, hidden)
 
 
 __all__ = ["RunTask", "episode_seed", "execute", "failed_record", "task_key", "short_hash"]

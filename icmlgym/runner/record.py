@@ -78,7 +78,8 @@ class RunRecord:
         keeps one current run per key. Records from before ``code_hash`` key on the agent's source."""
         code = self.code_hash or self.agent_source_hash
         device = str((self.device or {}).get("requested", "cpu") or "cpu")
-        return run_key(self.env_id, self.env_kwargs, self.tier, self.agent_name, code, self.seed, self.agent_kwargs, device)
+        hidden = (self.isolation or {}).get("seeds") == "hidden"
+        return run_key(self.env_id, self.env_kwargs, self.tier, self.agent_name, code, self.seed, self.agent_kwargs, device, hidden)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -109,10 +110,14 @@ class RunRecord:
         return out
 
 
-def run_key(env_id: str, env_kwargs: dict, tier: str, agent_name: str, code: str, seed: int, agent_kwargs: dict | None = None, device: str = "cpu") -> str:
+def run_key(env_id: str, env_kwargs: dict, tier: str, agent_name: str, code: str, seed: int, agent_kwargs: dict | None = None,
+            device: str = "cpu", hidden: bool = False) -> str:
     """The run key of (entry, env, kwargs, tier, seed, code); ``code`` is a record's ``code_hash``.
-    A device other than the CPU (``cuda``, ``auto``) is part of the entry's configuration too."""
+    A device other than the CPU (``cuda``, ``auto``) is part of the entry's configuration too, and a
+    run on the board's hidden instances (a submission) is other work than the public seed's."""
     parts: list = [env_id, env_kwargs, tier, agent_name, code, int(seed), agent_kwargs or {}]
     if device not in ("", "cpu"):
         parts.append(device)
+    if hidden:
+        parts.append("hidden-seeds")
     return short_hash(parts, n=20)

@@ -77,7 +77,7 @@ def identify(agent: str, name: str | None = None, options: SandboxOptions | None
         info = AGENTS[text]
         mod = info.entry_point.partition(":")[0]
         path, _ = locate_module(mod)
-        return Isolation(_check_name(name or text, text), info.entry_point, file_hash(path), text, opts, str(path))
+        return Isolation(_check_name(name or text, text), info.entry_point, file_hash(path), text, opts, str(path), mod)
     path_part, sep, attr = text.rpartition(":")
     if not sep:
         path_part, attr = text, ""

@@ -147,3 +147,17 @@ def test_credentials_never_reach_records_labels_or_exports(tmp_path, monkeypatch
     assert "sk-kwarg-123456" not in text and "tok-environment-999" not in text and "<redacted>" in text
     with pytest.raises(ValueError, match="evaluator's environment only"):
         make_chooser({"type": "http", "endpoint": "http://127.0.0.1:9", "api_key": "sk-in-kwargs"})
+
+
+def test_hidden_and_public_seed_runs_are_never_one_entry(tmp_path):
+    from tests.security.conftest import SECRET, isolated, local
+
+    with Leaderboard(tmp_path / "lb.db") as b:
+        b.add(local("ucb1"))
+        b.add(isolated("ucb1", hidden_seeds=SECRET, seed=0))
+        b.add(isolated("ucb1", mode="none", seed=1))
+        entries = set(b.table(env=BANDIT, level="task")["entry"])
+        assert entries == {"ucb1 [public seeds]", "ucb1 [hidden seeds]", "ucb1 [sandbox: none] [public seeds]"}
+        assert set(b.table(env=BANDIT, level="task", seeds="hidden")["entry"]) == {"ucb1"}
+    r = leaderboard("--store", str(tmp_path / "lb.db"), "--env", BANDIT, "--submissions", "--level", "task")
+    assert r.exit_code == 0 and "public seeds" not in r.output
