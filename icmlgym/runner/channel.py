@@ -178,18 +178,22 @@ def _hashable(k: Any) -> Any:
     return k
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=True)  # built once: json.dumps builds one per call
+_DECODERS = {flag: json.JSONDecoder(object_hook=_unpack_hook(flag)) for flag in (False, True)}
+
+
 def encode(obj: Any, allow_pickle: bool = False) -> bytes:
     """The JSON payload of ``obj`` (see the module docstring for the tagged types)."""
-    return json.dumps(_pack(obj, allow_pickle), separators=(",", ":"), allow_nan=True).encode("utf-8")
+    return _ENCODER.encode(_pack(obj, allow_pickle)).encode("utf-8")
 
 
 def decode(data: bytes, allow_pickle: bool = False) -> Any:
     """The value of a payload; :class:`ProtocolError` for anything malformed."""
     try:
-        return json.loads(data, object_hook=_unpack_hook(allow_pickle))
+        return _DECODERS[bool(allow_pickle)].decode(data.decode("utf-8"))
     except ProtocolError:
         raise
-    except (ValueError, RecursionError, TypeError) as err:
+    except (ValueError, RecursionError, TypeError, UnicodeDecodeError) as err:
         raise ProtocolError(f"malformed message: {type(err).__name__}: {str(err)[:200]}") from None
 
 
@@ -295,7 +299,8 @@ class Channel:
     def recv(self, timeout: float | None = None, what: str = "a message") -> Any:
         """Receive one message; :class:`ProtocolError` if it is malformed, too big or later than ``timeout`` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        self._fill(HEADER_SIZE, deadline, timeout, what)
+        if len(self._buf) < HEADER_SIZE:
+            self._fill(HEADER_SIZE, deadline, timeout, what)
         magic, version, fmt, length = _HEADER.unpack_from(self._buf)
         if magic != MAGIC:
             raise ProtocolError(f"malformed frame header {bytes(self._buf[:HEADER_SIZE])!r} (not an icmlgym channel frame)")
@@ -307,7 +312,8 @@ class Channel:
         if length > self.max_message:
             raise ProtocolError(f"oversized message: {length} bytes announced, the limit is {self.max_message}")
         end = HEADER_SIZE + length
-        self._fill(end, deadline, timeout, what)
+        if len(self._buf) < end:
+            self._fill(end, deadline, timeout, what)
         payload = bytes(self._buf[HEADER_SIZE:end])
         del self._buf[:end]
         self.bytes_received += end
