@@ -14,6 +14,13 @@ and, once before the first episode, ``agent.train(env, budget)`` when the agent
 defines it (``budget`` = the tier's ``train_steps``). Agents see the spaces and
 the catalog card through ``spec``, never the env's hidden state.
 
+**Order of calls, always: ``reset(train_seed, spec)``, then ``train(env, budget)``
+once (agents that train), then ``reset(episode_seed, spec)`` before every
+evaluation episode. So ``reset`` runs before ``train`` too: one-time set-up goes
+in ``__init__`` or ``train``; ``reset`` only clears per-episode state and must
+keep what ``train`` learned.** (``tests/core/test_runner.py`` checks this order.)
+Each episode gets its own frozen ``spec`` (``spec.episode`` is its index).
+
 Multi-agent envs (PettingZoo Parallel) are driven through :class:`MultiAgent`:
 the same four methods over dicts keyed by PettingZoo agent id. Any single-agent
 class is lifted to it with :class:`icmlgym.agents.multi.DictAgent`, one instance
@@ -22,7 +29,7 @@ per PettingZoo agent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -31,9 +38,10 @@ import numpy as np
 from icmlgym.catalog import TaskCard
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgentSpec:
-    """What an agent may know about the task it is about to play."""
+    """What an agent may know about the task it is about to play (frozen: the runner hands each
+    episode its own copy, ``with_episode(spec, e)``, and never changes a spec an agent holds)."""
 
     env_id: str
     observation_space: gym.Space
@@ -44,6 +52,13 @@ class AgentSpec:
     episode: int = 0
     agent_id: str | None = None  # the PettingZoo agent this spec is for, in multi-agent envs
     device: str = "cpu"  # torch device the agent should use ("cpu", "cuda", ...)
+
+
+def with_episode(spec: "AgentSpec | dict[str, AgentSpec]", episode: int) -> "AgentSpec | dict[str, AgentSpec]":
+    """A copy of ``spec`` (or of each spec of a multi-agent dict) for episode ``episode``."""
+    if isinstance(spec, dict):
+        return {a: replace(s, episode=episode) for a, s in spec.items()}
+    return replace(spec, episode=episode)
 
 
 @runtime_checkable

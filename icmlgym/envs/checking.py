@@ -13,7 +13,9 @@ Each env is made with its card's smoke kwargs (or another tier's) and checked fo
 - ``seed determinism``: two instances, one seed and one action sequence give the same trace;
 - ``invalid action``: a value outside the action space raises ``ValueError``;
 - ``step after end``: ``step`` once the episode ended raises (rather than play on silently);
-- ``recorded rollout``: a hash of the first :data:`HASH_STEPS` steps of that episode equals
+- ``docstrings``: the env class and its module have docstrings (``help()`` shows them);
+- ``recorded rollout``: a hash of the first :data:`HASH_STEPS` steps of that episode (observations,
+  rewards, end flags, cost counters, and the primary metric at the end) equals
   the one recorded for this env id in ``icmlgym/envs/<family>/rollouts.json``. Behaviour
   never changes under an existing version: a different hash means bump the version
   (``Name-v<N+1>``) and record it (``icmlgym check --record ID``).
@@ -205,6 +207,12 @@ def _record_step(trace: Trace, step: int, payload: Any, digest: "hashlib._Hash")
         digest.update(json.dumps(_canon(payload), sort_keys=True, separators=(",", ":")).encode())
 
 
+def _primary(info: dict[str, Any], c: TaskCard) -> Any:
+    """The card's primary metric at the end: what the leaderboard scores. Other metrics may be added
+    under an existing version (they change no stored score), so the recorded rollout leaves them out."""
+    return (info.get("metrics") or {}).get(c.primary_metric)
+
+
 def play_single(env_id: str, kwargs: dict[str, Any], seed: int = 0, max_steps: int = MAX_EPISODE_STEPS, stop_after: int | None = None) -> Trace:
     """One episode of a Gymnasium env under seeded random actions, checked against its card as it goes."""
     c = card(env_id)
@@ -223,7 +231,7 @@ def play_single(env_id: str, kwargs: dict[str, Any], seed: int = 0, max_steps: i
                 trace.problems.append(f"step {step}: observation {_short(obs)} is outside the observation space {env.observation_space}")
             ended = bool(terminated or truncated)
             prev = _check_info(info, c, prev, step, trace.problems, final=ended)
-            _record_step(trace, step, (obs, float(reward), bool(terminated), bool(truncated), info.get("cost"), info.get("metrics") if ended else None), digest)
+            _record_step(trace, step, (obs, float(reward), bool(terminated), bool(truncated), info.get("cost"), _primary(info, c) if ended else None), digest)
             if ended:
                 _check_metrics(info, c, step, trace.problems)
                 trace.ended = True
@@ -265,7 +273,8 @@ def play_multi(env_id: str, kwargs: dict[str, Any], seed: int = 0, max_steps: in
             ended = all(terms.get(a, False) or truncs.get(a, False) for a in actions)
             for a, info in infos.items():
                 prev[a] = _check_info(info, c, prev.get(a, {}), step, trace.problems, f" ({a})", final=ended)
-            _record_step(trace, step, (obs, rewards, terms, truncs, {a: i.get("cost") for a, i in infos.items()}), digest)
+            _record_step(trace, step, (obs, rewards, terms, truncs, {a: i.get("cost") for a, i in infos.items()},
+                                       {a: _primary(i, c) for a, i in infos.items()} if ended else None), digest)
             if ended:
                 for a in actions:
                     _check_metrics(infos.get(a, {}), c, step, trace.problems, f" ({a})")
@@ -476,7 +485,23 @@ def check(env_id: str, tier: str = "smoke", recorded: str | None = None, **kwarg
             make(c.id, **env_kwargs).close()
     except Exception as err:  # an env that cannot even be made (or warns when made)
         return [CheckResult(c.id, "make", False, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}")]
-    return _multi_checks(c, env_kwargs, expected, tier) if c.kind == "multi" else _single_checks(c, env_kwargs, expected, tier)
+    out = _multi_checks(c, env_kwargs, expected, tier) if c.kind == "multi" else _single_checks(c, env_kwargs, expected, tier)
+    return out + [docstrings(c)]
+
+
+def docstrings(c: TaskCard) -> CheckResult:
+    """The env class has its own docstring (what ``help()`` shows) and its module opens with one."""
+    import importlib
+    import sys
+
+    module_name, _, attr = c.entry_point.partition(":")
+    cls = getattr(importlib.import_module(module_name), attr)
+    missing = []
+    if not (cls.__dict__.get("__doc__") or "").strip():
+        missing.append(f"class {attr} has no docstring")
+    if not (sys.modules[module_name].__doc__ or "").strip():
+        missing.append(f"module {module_name} has no docstring")
+    return CheckResult(c.id, "docstrings", not missing, "; ".join(missing))
 
 
 def failures(results: list[CheckResult]) -> str:

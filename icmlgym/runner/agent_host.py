@@ -79,11 +79,9 @@ class AgentHost:
             register(card)
 
     def reset(self, seed: int, episode: int) -> None:
-        if isinstance(self.specs, dict):
-            for s in self.specs.values():
-                s.episode = episode
-        else:
-            self.specs.episode = episode
+        from icmlgym.agents.protocol import with_episode
+
+        self.specs = with_episode(self.specs, episode)
         self.agent.reset(seed, self.specs)
 
     def act(self, obs: Any, info: Any) -> Any:

@@ -29,7 +29,7 @@ import gymnasium as gym
 import numpy as np
 
 from icmlgym.agents.loading import LoadedAgent, load_agent
-from icmlgym.agents.protocol import AgentSpec
+from icmlgym.agents.protocol import AgentSpec, with_episode
 from icmlgym.agents.vector import vector_class
 from icmlgym.catalog import TaskCard, card
 from icmlgym.envs import register_all
@@ -172,7 +172,7 @@ def _execute_batch(tasks: list[RunTask], ctx: RunContext) -> list[RunRecord] | N
         seeds = [int(t.seed) for t in tasks]
         n_episodes = first.episodes if first.episodes is not None else tier.episodes
         for ep in range(n_episodes):
-            spec.episode = ep
+            spec = with_episode(spec, ep)
             for rec, e in zip(records, _batched_episode(venv, agent, seeds, spec, ep, tier.max_steps)):
                 rec.episodes.append(e)
         venv.close()

@@ -257,9 +257,7 @@ def evaluate(task: Any) -> RunRecord:
             record.train_wall_time = time.perf_counter() - t0
         play = HiddenSeedEnv(env, opts.hidden_seeds, c.id) if opts.hidden_seeds else env
         n_episodes = task.episodes if task.episodes is not None else tier.episodes
-        for ep in range(n_episodes):
-            for s in spec.values() if isinstance(spec, dict) else [spec]:
-                s.episode = ep
+        for ep in range(n_episodes):  # the rollout hands the agent a copy of the spec for episode ep
             record.episodes.append(rollout(play, agent, task.seed, spec, episode=ep, max_steps=tier.max_steps))
         agent.close(opts.call_timeout)
         record.device = provenance.device_info(task.device)

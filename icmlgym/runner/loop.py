@@ -197,21 +197,19 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
                     agent.reset(episode_seed(task.seed, -1, "agent"), specs)
                 else:
                     agent.reset(episode_seed(task.seed, -1, "agent"), spec)
+                train_seed = episode_seed(task.seed, -1, "train")
+                train_env.reset(seed=train_seed)  # single- and multi-agent training envs alike
                 if c.kind == "single":
-                    train_env.reset(seed=episode_seed(task.seed, -1, "train"))
-                    train_env.action_space.seed(episode_seed(task.seed, -1, "train"))
+                    train_env.action_space.seed(train_seed)
+                else:
+                    for i, a in enumerate(train_env.possible_agents):
+                        train_env.action_space(a).seed(train_seed + i)
                 agent.train(train_env, tier.train_budget)
             finally:
                 train_env.close()
             record.train_wall_time = time.perf_counter() - t0
-        for ep in range(n_episodes):
-            if c.kind == "multi":
-                for s in specs.values():
-                    s.episode = ep
-                record.episodes.append(rollout(env, agent, task.seed, specs, episode=ep, max_steps=tier.max_steps))
-            else:
-                spec.episode = ep
-                record.episodes.append(rollout(env, agent, task.seed, spec, episode=ep, max_steps=tier.max_steps))
+        for ep in range(n_episodes):  # the rollout hands the agent a copy of the spec for episode ep
+            record.episodes.append(rollout(env, agent, task.seed, specs if c.kind == "multi" else spec, episode=ep, max_steps=tier.max_steps))
         record.device = {**provenance.device_info(task.device), "determinism": determinism()}
         on_gpu = record.device.get("type") == "cuda"
         if on_gpu:

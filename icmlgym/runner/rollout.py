@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from icmlgym.agents.protocol import AgentSpec
+from icmlgym.agents.protocol import AgentSpec, with_episode
 from icmlgym.runner.record import EpisodeRecord
 
 _STREAMS = {"env": 0, "agent": 1, "train": 2}
@@ -89,8 +89,7 @@ def rollout(
     """
     if max_steps is not None and max_steps < 1:
         raise ValueError(f"max_steps must be at least 1 or None, got {max_steps}")
-    if spec is None:
-        spec = default_spec(env, episode)
+    spec = default_spec(env, episode) if spec is None else with_episode(spec, episode)
     if is_multi_agent(env):
         return _multi(env, agent, seed, spec, episode, max_steps, on_step)  # type: ignore[arg-type]
     return _single(env, agent, seed, spec, episode, max_steps, on_step)  # type: ignore[arg-type]

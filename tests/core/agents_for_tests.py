@@ -53,3 +53,21 @@ class SegfaultAgent(BaseAgent):
 class NotAnAgent:
     def act(self, obs, info):
         return 0
+
+
+class RecordsCalls(BaseAgent):
+    """Logs every protocol call (to check the order the runner promises)."""
+
+    calls: list = []
+
+    def reset(self, seed, spec):
+        super().reset(seed, spec)
+        RecordsCalls.calls.append(("reset", spec.episode))
+
+    def train(self, env, budget):
+        RecordsCalls.calls.append(("train", budget))
+
+    def act(self, obs, info):
+        if RecordsCalls.calls[-1][0] != "act":
+            RecordsCalls.calls.append(("act", self.spec.episode))
+        return 0

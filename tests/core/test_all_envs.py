@@ -29,7 +29,7 @@ def test_env_conforms(env_id):
     results = check(env_id)
     if len(results) == 1 and results[0].passed is None:
         pytest.skip(results[0].detail)
-    assert {r.check for r in results} >= {"card contract", "recorded rollout", "seed determinism", "invalid action", "step after end"}
+    assert {r.check for r in results} >= {"card contract", "recorded rollout", "seed determinism", "invalid action", "step after end", "docstrings"}
     assert not failures(results), failures(results)
 
 

@@ -28,7 +28,7 @@ def test_make_gives_a_parallel_env():
 
 def test_multi_agent_checks_pass():
     results = check(ID, recorded=play_multi(ID, {"rounds": 20}).rollout_hash)
-    assert {r.check for r in results} == {"parallel_api_test", "parallel_seed_test", "card contract", "step after end", "seed determinism", "recorded rollout", "invalid action"}
+    assert {r.check for r in results} == {"parallel_api_test", "parallel_seed_test", "card contract", "step after end", "seed determinism", "recorded rollout", "invalid action", "docstrings"}
     assert all(r.passed for r in results), failures(results)
 
 

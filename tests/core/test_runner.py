@@ -130,3 +130,20 @@ def test_inprocess_executor_honours_a_timeout():
     recs = run_tasks([hang] + ok, executor="inprocess", timeout=None)
     assert [r.status for r in recs] == ["timeout", "ok"]
     assert "timeout of 1 s" in recs[0].error
+
+
+def test_protocol_order_reset_train_then_reset_per_episode():
+    """The order docs say (icmlgym/agents/protocol.py): reset, train once, then reset before each episode;
+    each episode's spec is a frozen copy carrying its index."""
+    import dataclasses
+
+    from tests.core.agents_for_tests import RecordsCalls
+
+    RecordsCalls.calls = []
+    (rec,) = icmlgym.run("icmlgym/Bandit-v0", RecordsCalls, seeds=[0], episodes=2, executor="inprocess")
+    assert rec.status == "ok", rec.error
+    budget = icmlgym.card("icmlgym/Bandit-v0").tier("smoke").train_budget
+    assert RecordsCalls.calls == [("reset", 0), ("train", budget), ("reset", 0), ("act", 0), ("reset", 1), ("act", 1)]
+    spec = icmlgym.AgentSpec("x", None, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.episode = 3

@@ -174,6 +174,12 @@ def pick_products(rng: np.random.Generator, n: int, catalog: ProductCatalog | No
 
 
 class ChoiceArenaEnv(gym.Env):
+    """ChoiceArena-v0: edit a product photo so that a vision-language chooser picks it more often.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.arena.choice_arena)``).
+    """
+
     metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
 
     def __init__(

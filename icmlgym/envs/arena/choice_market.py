@@ -83,6 +83,12 @@ from icmlgym.envs.arena.images import CATEGORIES, ProductCatalog  # noqa: E402
 
 
 class ChoiceMarketEnv(ParallelEnv):
+    """ChoiceMarket-v0: sellers edit their product photos on a shared grid; a VLM-like shopper picks one.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.arena.choice_market)``).
+    """
+
     metadata = {"name": "ChoiceMarket-v0", "render_modes": [], "is_parallelizable": True}
 
     def __init__(

@@ -62,6 +62,12 @@ from icmlgym.envs.fastspaces import contains_fn
 
 
 class BernoulliBanditEnv(gym.Env):
+    """A K-armed Bernoulli bandit: the smallest worked example of icmlgym's conventions.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.bandit.bernoulli_bandit)``).
+    """
+
     metadata = {"render_modes": []}
 
     def __init__(

@@ -128,6 +128,12 @@ def build_instance(
 
 
 class FairLinearBanditEnv(gym.Env):
+    """FairLinearBandit-v0: a finite-armed stochastic linear bandit scored by Nash and p-means regret.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.fairbandit.fair_linear_bandit)``).
+    """
+
     metadata = {"render_modes": []}
 
     def __init__(

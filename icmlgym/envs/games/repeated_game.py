@@ -124,6 +124,12 @@ def normalise_mixed(action: Any, space: spaces.Box, who: str) -> np.ndarray:
 
 
 class RepeatedGameEnv(ParallelEnv):
+    """RepeatedGame-v0: N players repeat a normal-form game; the family's multi-agent env.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.games.repeated_game)``).
+    """
+
     metadata = {"name": "icmlgym_repeated_game_v0", "render_modes": [], "is_parallelizable": True}
 
     def __init__(

@@ -79,6 +79,12 @@ from icmlgym.envs.games.preference_graph import adjacency_matrix, sink_component
 
 
 class StabilityPredictionEnv(gym.Env):
+    """StabilityPrediction-v0: predict from the preference graph alone where FTRL play ends up.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.games.stability_prediction)``).
+    """
+
     metadata = {"render_modes": []}
 
     def __init__(

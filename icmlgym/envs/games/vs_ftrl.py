@@ -78,6 +78,12 @@ from icmlgym.envs.games.repeated_game import game_from_kwargs  # noqa: E402
 
 
 class RepeatedGameVsFTRLEnv(gym.Env):
+    """RepeatedGameVsFTRL-v0: one learner repeats a normal-form game against FTRL opponents.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.games.vs_ftrl)``).
+    """
+
     metadata = {"render_modes": []}
 
     def __init__(

@@ -90,6 +90,12 @@ OP_INCREMENT, OP_RESET, OP_QUERY = 0, 1, 2
 
 
 class SketchAttackEnv(gym.Env):
+    """SketchAttack-v0: an adaptive adversary against a sketch of a resettable stream.
+
+    The action and observation spaces, rewards, episode end, arguments, metrics and version
+    history are in the module docstring (``help(icmlgym.envs.sketch.attack_env)``).
+    """
+
     metadata = {"render_modes": []}
 
     def __init__(
