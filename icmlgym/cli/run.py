@@ -15,7 +15,8 @@ from icmlgym.cli.common import app, console, fail, open_board, parse_kv
 RERUN_HELP = "Run seeds the store already holds as ok again, replacing their stored runs (default: skip them)."
 
 
-def execute(tasks, executor, workers, timeout, address, max_retries, board, rerun: bool = False, batch_seeds: bool = False):
+def execute(tasks, executor, workers, timeout, address, max_retries, board, rerun: bool = False, batch_seeds: bool = False,
+            memory_mb: Optional[int] = None):
     """Run tasks, streaming each record to the store (one current run per run key).
 
     Unless ``rerun``, tasks whose run key the store holds as ok are skipped and counted; failed
@@ -43,7 +44,7 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
 
     options = {"address": address, "max_retries": max_retries} if executor == "ray" else None
     try:
-        records = run_tasks(tasks, executor, workers, timeout, on_record=store if board is not None else None,
+        records = run_tasks(tasks, executor, workers, timeout, memory_limit_mb=memory_mb, on_record=store if board is not None else None,
                             progress=bool(tasks), executor_options=options, batch_seeds=batch_seeds)
     except KeyboardInterrupt:
         where = f" in {board.url}" if board is not None else ""
@@ -130,6 +131,7 @@ def run(
     rerun: bool = typer.Option(False, "--rerun", help=RERUN_HELP),
     resume: bool = typer.Option(False, "--resume", hidden=True, help="Skip stored seeds (the default; kept for old scripts)."),
     device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
+    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="Resident memory of each run's whole process tree in MB (process and ray executors; a run past it is killed and stored as failed)."),
     store: Optional[str] = typer.Option(None, help="Leaderboard store: SQLAlchemy URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
     no_store: bool = typer.Option(False, "--no-store", help="Do not write the records to a store."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the run records to this JSON file."),
@@ -172,7 +174,9 @@ def run(
         isolate_tasks(tasks, sandbox, timeout, board, batch_seeds)
     if batch_seeds and executor == "ray":
         fail("--batch-seeds runs on the inprocess and process executors, not on ray")
-    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun, batch_seeds)
+    if memory_mb is not None and (memory_mb <= 0 or executor == "inprocess"):
+        fail(f"--memory-mb must be a positive number of MB and needs --executor process or ray; got {memory_mb} with {executor}")
+    records = execute(tasks, executor, workers, timeout, address, max_retries, board, rerun, batch_seeds, memory_mb)
     if board is not None:
         from icmlgym.leaderboard.family import print_family_tables
 

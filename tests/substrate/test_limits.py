@@ -99,3 +99,23 @@ def test_process_executor_fails_a_run_whose_child_exceeds_the_limit(tmp_path):
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the run's child process outlived the limit"
+
+
+def test_cli_run_with_memory_mb(tmp_path):
+    """`icmlgym run --memory-mb`: a torch run passes under the limit; a run whose child exceeds it is stored as failed."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from icmlgym.cli import app
+
+    r = CliRunner()
+    ok_json, hog_json = tmp_path / "ok.json", tmp_path / "hog.json"
+    base = ["run", BANDIT, "--seeds", "1", "--executor", "process", "--no-store", "--memory-mb"]
+    res = r.invoke(app, [*base, "700", "--agent", f"{AGENTS}:TorchAgent", "--json", str(ok_json)])
+    assert json.loads(ok_json.read_text())[0]["status"] == "ok", res.output
+    res = r.invoke(app, [*base, "600", "--agent", f"{AGENTS}:ChildHogAgent", "-k", "mb=900", "--json", str(hog_json)])
+    rec = json.loads(hog_json.read_text())[0]
+    assert rec["status"] == "failed" and "exceeded its memory limit of 600 MB" in rec["error"]
+    res = r.invoke(app, ["run", BANDIT, "--agent", "random", "--executor", "inprocess", "--no-store", "--memory-mb", "100"])
+    assert res.exit_code == 2 and "needs --executor process or ray" in res.output
