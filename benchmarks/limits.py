@@ -1,6 +1,6 @@
 """Hot paths against their limits (issue #26's table), ours and the limit interleaved in one run.
 
-    python benchmarks/limits.py [--rows bandit,batched,hedge,sketch,fairlin,process,crafter] [--repeats 5] [--json out.json]
+    python benchmarks/limits.py [--rows bandit,...,process_cpu,crafter] [--repeats 5] [--json out.json]
 
 Each row times our path and its limit (the same computation as plain numpy, or the
 reference library) alternately, ``--repeats`` times, and reports the ratio
@@ -20,8 +20,12 @@ shared. Rows:
   sampled keys) against a plain numpy threshold sampler with a multiplicative hash.
 - ``fairlin``: FairLin-UCB, FairLin-PE and LinNash per round through the runner
   against plain incremental LinUCB on the same instance and noise.
-- ``process``: 200 short runs on the process executor (2 workers) against the same
+- ``process``: 200 short runs on the process executor (1 and 2 workers) against the same
   runs in a plain in-process loop: overhead per run.
+- ``process_min``: one tiny run at a time through the process executor and in process,
+  interleaved; min(pool) - min(in process) is the per-run overhead with the load filtered out.
+- ``process_cpu``: the CPU time (not wall) the process executor adds per run: driver, fork
+  server and workers of a sweep in a fresh interpreter, minus the same runs in process.
 - ``crafter``: the Crafter backend against raw ``crafter.Env`` stepping (extra [craft]).
 
 Not re-measured here (paths this issue does not touch; their own scripts measure
@@ -43,7 +47,7 @@ from typing import Callable
 
 import numpy as np
 
-ROW_NAMES = ("bandit", "batched", "hedge", "sketch", "fairlin", "process", "crafter")
+ROW_NAMES = ("bandit", "batched", "hedge", "sketch", "fairlin", "process", "process_min", "process_cpu", "crafter")
 
 
 def load() -> str:
@@ -349,6 +353,90 @@ def row_process(args) -> list[dict]:
     ]
 
 
+def row_process_min(args) -> list[dict]:
+    """Per-run overhead with the load filtered out: one short run at a time through the process
+    executor and in process, interleaved; the minimum over many runs estimates the cost on an idle
+    machine (scheduling delays on a loaded one only ever add to a run's time)."""
+    from icmlgym.runner import execute
+    from icmlgym.runner.api import make_tasks
+    from icmlgym.runner.executors import ProcessExecutor
+
+    tasks = make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=args.runs, env_kwargs={"horizon": 10})
+    ex = ProcessExecutor(workers=1)
+    list(ex.imap(tasks[:1]))  # start the warm server once
+    pool, plain = [], []
+    before = load()
+    for t in tasks:
+        t0 = time.perf_counter()
+        (rec,) = list(ex.imap([t]))
+        pool.append(time.perf_counter() - t0)
+        assert rec.status == "ok", rec.error
+        t0 = time.perf_counter()
+        execute(t)
+        plain.append(time.perf_counter() - t0)
+    after = load()
+    over = 1e3 * (min(pool) - min(plain))
+    q = lambda xs, f: 1e3 * float(np.quantile(xs, f))  # noqa: E731
+    return [{"row": f"process executor, one short run at a time ({len(tasks)} runs): overhead per run (ms), min(pool) - min(in process)",
+             "ours": over, "limit": 0.0, "min": over, "median": q(pool, 0.5) - q(plain, 0.5), "max": q(pool, 0.9) - q(plain, 0.9),
+             "load": f"{before} -> {after}",
+             "note": f"min / median / 90th pct run: pool {1e3 * min(pool):.1f} / {q(pool, 0.5):.1f} / {q(pool, 0.9):.1f} ms, "
+                     f"in process {1e3 * min(plain):.1f} / {q(plain, 0.5):.1f} / {q(plain, 0.9):.1f} ms"}]
+
+
+_CPU_PROBE = """
+import os, sys
+from multiprocessing import forkserver
+from icmlgym.runner.api import make_tasks
+from icmlgym.runner.executors import ProcessExecutor
+if __name__ == "__main__":
+    tasks = make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=int(sys.argv[1]), env_kwargs={"horizon": 10})
+    recs = list(ProcessExecutor(workers=1).imap(tasks))
+    assert all(r.status == "ok" for r in recs)
+    forkserver._forkserver._stop()  # wait for the fork server: its workers' CPU time then counts as ours
+    t = os.times()
+    print(t.user + t.system + t.children_user + t.children_system)
+"""
+
+
+def row_process_cpu(args) -> list[dict]:
+    """CPU seconds (not wall) per run that the process executor adds, load-independent: a sweep of
+    n tiny runs in a fresh interpreter, CPU of the driver, the fork server and every worker, at two
+    sizes (the difference removes start-up), minus the same runs' CPU in process."""
+    import sys
+    import tempfile
+
+    from icmlgym.runner import execute
+    from icmlgym.runner.api import make_tasks
+
+    with tempfile.TemporaryDirectory() as d:
+        probe = os.path.join(d, "probe.py")
+        with open(probe, "w") as fh:
+            fh.write(_CPU_PROBE)
+        env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+
+        def cpu(n: int) -> float:
+            out = subprocess.run([sys.executable, probe, str(n)], capture_output=True, text=True, env=env, check=True)
+            return float(out.stdout.strip().splitlines()[-1])
+
+        small, large = 10, 10 + args.runs
+        before = load()
+        per_run = []
+        for _ in range(max(2, args.repeats // 2)):
+            per_run.append((cpu(large) - cpu(small)) / args.runs)
+        after = load()
+    tasks = make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=args.runs, env_kwargs={"horizon": 10})
+    execute(tasks[0])
+    c0 = time.process_time()
+    for t in tasks:
+        execute(t)
+    plain = (time.process_time() - c0) / len(tasks)
+    over = [1e3 * (x - plain) for x in per_run]
+    return [{"row": f"process executor: CPU per run added (ms CPU; driver + fork server + worker, {args.runs} tiny runs)",
+             "ours": statistics.median(over), "limit": 0.0, "min": min(over), "median": statistics.median(over), "max": max(over),
+             "load": f"{before} -> {after}", "note": f"the same run in process: {1e3 * plain:.1f} ms CPU"}]
+
+
 # ------------------------------------------------------------------------------------- crafter
 def row_crafter(args) -> list[dict]:
     import sys
@@ -367,7 +455,7 @@ def row_crafter(args) -> list[dict]:
 
 
 ROWS = {"bandit": row_bandit, "batched": row_batched, "hedge": row_hedge, "sketch": row_sketch,
-        "fairlin": row_fairlin, "process": row_process, "crafter": row_crafter}
+        "fairlin": row_fairlin, "process": row_process, "process_min": row_process_min, "process_cpu": row_process_cpu, "crafter": row_crafter}
 
 
 def main() -> None:
