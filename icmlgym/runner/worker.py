@@ -80,15 +80,19 @@ def child_main(conn, work: Work, gpu: str | None = None) -> None:
 
 # ----------------------------------------------------------------------------- warm server
 def _module_of(entry_point: str | None) -> str | None:
+    """The module of an icmlgym ``module:Class`` entry point. Other modules (a user's agents) are never
+    imported by the fork server: one that crashes, hangs or starts threads at import would take every
+    later run down with it, so their workers import them, as a cold worker would."""
     if not entry_point or ":" not in entry_point:
         return None
     module = entry_point.split(":", 1)[0]
-    return module if module.replace(".", "").replace("_", "").isalnum() else None
+    return module if module.startswith("icmlgym.") and module.replace(".", "").replace("_", "").isalnum() else None
 
 
 def warm_modules(tasks: Iterable[RunTask]) -> list[str]:
-    """Modules worth importing before forking workers for ``tasks``: the runner, the envs' entry points and
-    the shipped agents' modules (agents given as files or objects are imported by their worker)."""
+    """Modules worth importing before forking workers for ``tasks``: the envs' entry points and the shipped
+    agents' modules, icmlgym's own only (agents given as other modules, files or objects are imported by
+    their worker)."""
     from icmlgym.catalog import AGENTS, card
 
     mods: list[str] = []
