@@ -236,13 +236,20 @@ class TaskCard:
 
 @dataclass(frozen=True)
 class AgentInfo:
-    """A shipped agent: where its class lives and what it is (data only; nothing is imported)."""
+    """A shipped agent: where its class lives and how it is described (data only; nothing is imported).
+
+    Whether an agent is "the paper's method" is not stored here: that is the cards' single fact
+    ``TaskCard.reference_agent`` (see :func:`agent_kind`)."""
 
     entry_point: str  # "module:Class"
-    kind: Literal["reference", "baseline"] = "baseline"
     description: str = ""
     extra: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)  # default constructor arguments
+
+
+def agent_kind(name: str) -> Literal["reference", "baseline"]:
+    """``reference`` when some card names ``name`` as its reference agent (the paper's method), else ``baseline``."""
+    return "reference" if any(c.reference_agent == name for c in _CARDS.values()) else "baseline"
 
 
 # shipped agent name -> AgentInfo; families add theirs through their AGENTS dict

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from icmlgym.agents.protocol import missing_methods
-from icmlgym.catalog import AGENTS, require_extra
+from icmlgym.catalog import AGENTS, agent_kind, require_extra
 from icmlgym.codehash import agent_modules
 
 
@@ -29,7 +29,7 @@ def agents_table() -> list[dict[str, str]]:
 
     register_all()
     return [
-        {"name": n, "kind": i.kind, "entry_point": i.entry_point, "extra": i.extra or "", "description": i.description}
+        {"name": n, "kind": agent_kind(n), "entry_point": i.entry_point, "extra": i.extra or "", "description": i.description}
         for n, i in sorted(AGENTS.items())
     ]
 

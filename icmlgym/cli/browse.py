@@ -76,7 +76,7 @@ def info(
 ) -> None:
     """Show an env's card, docstring, spaces, metrics, tiers, suites, and the agents that apply."""
     import icmlgym
-    from icmlgym.catalog import AGENTS, UnknownEnvError, extra_installed
+    from icmlgym.catalog import AGENTS, UnknownEnvError, agent_kind, extra_installed
 
     try:
         c = icmlgym.card(env_id)
@@ -97,7 +97,7 @@ def info(
         agents.add_column(col)
     for name in c.agents:
         a = AGENTS.get(name)
-        agents.add_row(name, a.kind if a else "?", a.description if a else "(not registered)")
+        agents.add_row(name, agent_kind(name), a.description if a else "(not registered)")
     console.print(agents)
     suites = [s for s, members in icmlgym.suites().items() if any(m[0] == c.id for m in members)]
     console.print(f"[bold]suites[/] {escape(', '.join(sorted(suites)))}")

@@ -26,9 +26,9 @@ def test_card_lists_agents_and_reference():
     c = card(ID)
     assert c.reference_agent == "craft-hierarchical"
     assert set(c.agents) == set(SCRIPTED) | {"craft-ppo"}
-    from icmlgym.catalog import AGENTS
+    from icmlgym.catalog import agent_kind
 
-    assert AGENTS["craft-hierarchical"].kind == "reference"
+    assert agent_kind("craft-hierarchical") == "reference"
 
 
 @pytest.mark.parametrize("agent", SCRIPTED)

@@ -67,7 +67,6 @@ CARDS = [
 AGENTS = {
     "arena-vpo": AgentInfo(
         "icmlgym.agents.arena:VisualPromptOptimizer",
-        kind="reference",
         extra="arena",
         description="visual prompt optimization: propose edits with a Thompson bandit over edit types, keep what wins",
     ),

@@ -38,7 +38,6 @@ CARDS = [
 AGENTS = {
     "bandit-thompson": AgentInfo(
         "icmlgym.baselines.bandit:BernoulliThompsonAgent",
-        kind="reference",
         description="Thompson sampling with Beta(1, 1) priors (Bernoulli rewards)",
     ),
 }

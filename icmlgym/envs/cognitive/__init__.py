@@ -105,13 +105,11 @@ _TRAINER = "icmlgym.agents.cognitive"
 AGENTS: dict[str, AgentInfo] = {
     "cognitive-rnn-policy": AgentInfo(
         f"{_TRAINER}:RNNPolicyAgent",
-        kind="reference",
         extra="cognitive",
         description="a Dale + log-normal (OT-projected) RNN trained on generated trials of the task, then run step by step",
     ),
     "cognitive-dale-lognormal": AgentInfo(
         f"{_TRAINER}:HeavyTailedDaleAgent",
-        kind="reference",
         extra="cognitive",
         description="Dale's principle, log-normal magnitudes maintained by exact 1-D optimal transport after every step",
     ),

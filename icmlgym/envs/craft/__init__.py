@@ -52,7 +52,6 @@ CARDS = [
 AGENTS = {
     "craft-hierarchical": AgentInfo(
         "icmlgym.agents.craft:HierarchicalAgent",
-        kind="reference",
         extra="craft",
         description="DeepHA-style Chain-of-Action agent: tech-tree plan -> skill -> grounding -> motor, with memory and replanning",
     ),

@@ -45,12 +45,10 @@ CARDS = [
 AGENTS = {
     "fairbandit-fairlin-pe": AgentInfo(
         "icmlgym.agents.fairbandit:FairLinBanditPE",
-        kind="reference",
         description="FairLinBandit with Phased Elimination as the base (arXiv 2601.22969)",
     ),
     "fairbandit-fairlin-ucb": AgentInfo(
         "icmlgym.agents.fairbandit:FairLinBanditUCB",
-        kind="reference",
         description="FairLinBandit with LinUCB as the base (arXiv 2601.22969)",
     ),
     "fairbandit-linnash": AgentInfo(

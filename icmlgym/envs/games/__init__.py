@@ -111,26 +111,22 @@ SUITES = {
 AGENTS = {
     "games-hedge": AgentInfo(
         "icmlgym.agents.games:FTRLAgent",
-        kind="reference",
         extra="games",
         description="FTRL with the entropic regularizer: Hedge with full information, EXP3-style with bandit feedback",
     ),
     "games-ftrl-euclidean": AgentInfo(
         "icmlgym.agents.games:FTRLAgent",
-        kind="reference",
         extra="games",
         description="FTRL with the Euclidean regularizer (projection onto the simplex)",
         kwargs={"regularizer": "euclidean"},
     ),
     "games-exp3": AgentInfo(
         "icmlgym.agents.games:Exp3Agent",
-        kind="reference",
         extra="games",
         description="EXP3: bandit FTRL with the entropic regularizer and importance-weighted payoff estimates",
     ),
     "games-sink-predictor": AgentInfo(
         "icmlgym.agents.games:SinkPredictorAgent",
-        kind="reference",
         extra="games",
         description="labels the profiles of the preference graph's sink components (StabilityPrediction-v0)",
     ),

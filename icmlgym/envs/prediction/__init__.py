@@ -33,7 +33,7 @@ CARDS = [
 
 AGENTS = {
     "ood-knn": AgentInfo(
-        "icmlgym.baselines.prediction:KNNDistanceAgent", kind="reference",
+        "icmlgym.baselines.prediction:KNNDistanceAgent",
         description="mean distance to the k nearest in-domain training inputs (one-class)",
     ),
     "ood-mahalanobis": AgentInfo(

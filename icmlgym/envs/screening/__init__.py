@@ -98,19 +98,16 @@ CARDS = [
 AGENTS = {
     "screening-boba": AgentInfo(
         "icmlgym.agents.screening:BOBAAgent",
-        kind="reference",
         extra="chem",
         description="BOBA: Bayesian UCB over library partitions (empirical-Bayes Gaussian prior, no initial sweep)",
     ),
     "screening-boba-thompson": AgentInfo(
         "icmlgym.agents.screening:BOBAThompsonAgent",
-        kind="reference",
         extra="chem",
         description="BOBA with Gaussian Thompson sampling over partitions",
     ),
     "screening-boba-ucb1": AgentInfo(
         "icmlgym.agents.screening:BOBAUCB1Agent",
-        kind="reference",
         extra="chem",
         description="BOBA with UCB1 over partitions (sweeps every arm first)",
     ),

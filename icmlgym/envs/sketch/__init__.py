@@ -77,7 +77,6 @@ SUITES["sketch-defenders"] = [(ENV_ID, kwargs) for kwargs in DEFENDER_TRACKS.val
 AGENTS = {
     "sketch-probe-reset": AgentInfo(
         "icmlgym.agents.sketch:ProbeResetAttack",
-        kind="reference",
         description="adaptive probe-and-reset: insert a key, query, reset it if the answer rose more than the truth, keep it otherwise",
     ),
     "sketch-probe-average": AgentInfo(

@@ -48,7 +48,6 @@ CARDS = [
 AGENTS = {
     "ui-rvpo": AgentInfo(
         "icmlgym.agents.ui:RVPOAgent",
-        kind="reference",
         description="RVPO: a log-linear edit policy trained from rankings of G rendered candidates (group-relative advantages)",
     ),
     "ui-absolute": AgentInfo(
@@ -69,7 +68,6 @@ AGENTS = {
     ),
     "ui-iterative": AgentInfo(
         "icmlgym.agents.ui:IterativeRefineAgent",
-        kind="reference",
         description="UI2Code^N loop in HTML mode: the single-pass draft, then render-guided edits kept when the evaluator says they help",
     ),
     "ui-vlm": AgentInfo(
