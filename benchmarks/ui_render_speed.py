@@ -36,7 +36,7 @@ def main() -> None:
         score_parts(fast[0], r)
     t_score = time.perf_counter() - t0
     print(f"{args.pages} pages of {w}x{h} px")
-    print(f"| renderer | renders/s | ms per render |")
+    print("| renderer | renders/s | ms per render |")
     print("|---|---|---|")
     print(f"| fast (numpy) | {args.pages / t_fast:.0f} | {1000 * t_fast / args.pages:.2f} |")
     try:

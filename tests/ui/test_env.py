@@ -96,3 +96,20 @@ def test_html_mode_errors_and_warnings():
     _, r, *_, info = env.step(html.replace("background-color", "border-color", 1))
     assert "outside the layout language" in info["html_error"] and "renderer='chromium'" in info["html_error"]
     assert info["metrics"]["invalid_actions"] == 2
+
+
+def test_chromium_renderer_problems_are_clear_before_any_episode(monkeypatch):
+    chromium = pytest.importorskip("icmlgym.envs.ui.chromium", reason="playwright is not installed")
+    monkeypatch.setattr(chromium, "CHROMIUM", chromium.Path("/nonexistent/chromium"))
+    with pytest.raises(chromium.ChromiumUnavailableError, match="apt-get install chromium"):
+        UIRefineEnv(renderer="chromium")
+
+
+def test_html_page_with_too_many_blocks_is_refused():
+    from icmlgym.envs.ui.layout import PALETTE, Block, to_html
+
+    env = UIRefineEnv(action_mode="html", rounds=1, max_blocks=8)
+    env.reset(seed=0)
+    page = Block("page", 192, 144, PALETTE[0], children=[Block("image", 4, 4, PALETTE[4]) for _ in range(9)])
+    _, r, *_, info = env.step(to_html(page))
+    assert "10 blocks, more than max_blocks=8" in info["html_error"] and r < 0

@@ -185,4 +185,5 @@ class ChromiumRenderer:
         self.close()
 
     def __del__(self) -> None:
-        self.close()
+        if getattr(self, "_context", None) is not None:  # also when __init__ raised before setting it
+            self.close()

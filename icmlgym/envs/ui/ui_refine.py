@@ -87,7 +87,7 @@ from gymnasium import spaces
 
 from icmlgym.envs.ui.edits import N_ARGS, OPS, EditError, apply_edit, describe_edit, random_valid_edit
 from icmlgym.envs.ui.html_input import HTMLInputError, parse_layout
-from icmlgym.envs.ui.layout import BLOCK_TYPES, CONTAINERS, VOCAB, Block, empty_page, generate_page, layout, to_html
+from icmlgym.envs.ui.layout import BLOCK_TYPES, VOCAB, Block, empty_page, generate_page, layout, to_html
 from icmlgym.envs.ui.render import Render, fast_render
 from icmlgym.envs.ui.score import PARTS, score_parts
 
@@ -174,6 +174,10 @@ class UIRefineEnv(gym.Env):
         else:
             self.action_space = spaces.Text(max_length=self.max_html, min_length=0, charset=CHARSET)
         self._chromium: Any = None
+        if renderer == "chromium":  # the extra and the browser binary are checked now, the browser starts on first use
+            from icmlgym.envs.ui.chromium import ChromiumRenderer
+
+            self._chromium = ChromiumRenderer(self.width, self.height)
         self._page: Block | None = None
         self._page_html: str = ""
 
@@ -194,10 +198,6 @@ class UIRefineEnv(gym.Env):
                 canvas[:hh, :ww] = r.image[:hh, :ww]
                 r = Render(canvas, r.elements, r.blocked, r.warnings)
             return r
-        if self._chromium is None:
-            from icmlgym.envs.ui.chromium import ChromiumRenderer
-
-            self._chromium = ChromiumRenderer(self.width, self.height)
         return self._chromium.render(html if html is not None else to_html(page))
 
     def _judge(self, parts: list[dict[str, float]]) -> np.ndarray:
@@ -320,6 +320,8 @@ class UIRefineEnv(gym.Env):
                 raise HTMLInputError(f"HTML is {len(action)} characters, more than max_html={self.max_html}")
             if self.renderer == "fast":
                 page, warnings = parse_layout(action)
+                if len(page) > self.max_blocks:
+                    raise HTMLInputError(f"the page has {len(page)} blocks, more than max_blocks={self.max_blocks}")
                 render = self._render_page(page)
             else:
                 try:
@@ -366,4 +368,3 @@ class UIRefineEnv(gym.Env):
     def close(self) -> None:
         if self._chromium is not None:
             self._chromium.close()
-            self._chromium = None
