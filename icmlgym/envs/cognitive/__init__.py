@@ -87,9 +87,9 @@ CARDS.append(
         direction="max",
         cost_units=("eval_trials", "forward_flops"),
         tiers={
-            "smoke": Tier(episodes=1, env_kwargs={"n_hidden": 32, "n_train_trials": 32, "n_eval_trials": 128}, train_steps=100, seeds=3),
-            "standard": Tier(episodes=1, env_kwargs={"n_hidden": 64, "n_train_trials": 64, "n_eval_trials": 256}, train_steps=300, seeds=10),
-            "full": Tier(episodes=1, env_kwargs={"n_hidden": 128, "n_train_trials": 128, "n_eval_trials": 1024}, train_steps=2000, seeds=10),
+            "smoke": Tier(episodes=1, env_kwargs={"n_hidden": 32, "n_train_trials": 32, "n_eval_trials": 128}, train_steps=100, train_unit="gradient_steps", seeds=3),
+            "standard": Tier(episodes=1, env_kwargs={"n_hidden": 64, "n_train_trials": 64, "n_eval_trials": 256}, train_steps=300, train_unit="gradient_steps", seeds=10),
+            "full": Tier(episodes=1, env_kwargs={"n_hidden": 128, "n_train_trials": 128, "n_eval_trials": 1024}, train_steps=2000, train_unit="gradient_steps", seeds=10),
         },
         extra=None,  # the env runs the submitted network in numpy; the training agents need [cognitive]
         reference_agent="cognitive-dale-lognormal",
