@@ -1,4 +1,4 @@
-"""Runner overhead per step on Bandit-v0: ``icmlgym.runner.execute`` against a plain loop.
+"""Runner overhead per step on Bandit-v0: ``icmlgym.runner.execute`` against the bare rollout.
 
 Both sides make the env with ``gym.make`` (same wrappers), use the same agent class
 and seeds, and play the same number of steps; the runner adds seeding, metering,
@@ -17,25 +17,18 @@ import gymnasium as gym
 
 import icmlgym
 from icmlgym.agents import AgentSpec, load_agent
-from icmlgym.runner import RunTask, execute
+from icmlgym.runner import RunTask, execute, rollout
 from icmlgym.runner.provenance import cpu_model
 
 
 def plain_loop(agent_name: str, horizon: int, episodes: int, seed: int) -> float:
+    """The episodes played by the bare rollout (the runner's one episode loop), without the runner."""
     env = gym.make("icmlgym/Bandit-v0", horizon=horizon)
     agent = load_agent(agent_name)()
     spec = AgentSpec("icmlgym/Bandit-v0", env.observation_space, env.action_space)
     t0 = time.perf_counter()
     for ep in range(episodes):
-        agent.reset(seed + ep, spec)
-        obs, info = env.reset(seed=seed + ep)
-        done = False
-        while not done:
-            action = agent.act(obs, info)
-            next_obs, reward, terminated, truncated, info = env.step(action)
-            agent.update(obs, action, reward, next_obs, terminated, truncated, info)
-            obs = next_obs
-            done = terminated or truncated
+        rollout(env, agent, seed, spec, episode=ep)
     return time.perf_counter() - t0
 
 

@@ -103,22 +103,16 @@ def main() -> None:
     import icmlgym
     from icmlgym.agents.protocol import AgentSpec
     from icmlgym.agents.screening import BOBAAgent
+    from icmlgym.runner import rollout
 
     kw = icmlgym.card("icmlgym/Screening-v0").tier("smoke").env_kwargs
     env = icmlgym.make("icmlgym/Screening-v0", **kw).unwrapped  # builds (or reads) the cached ground truth
     agent = BOBAAgent()
     steps = 0
     t = time.perf_counter()
-    for ep in range(10):
-        agent.reset(ep, AgentSpec("icmlgym/Screening-v0", env.observation_space, env.action_space))
-        obs, info = env.reset(seed=ep)
-        done = False
-        while not done:
-            a = agent.act(obs, info)
-            nobs, r, term, trunc, info = env.step(a)
-            agent.update(obs, a, r, nobs, term, trunc, info)
-            obs, done = nobs, term or trunc
-            steps += 1
+    spec = AgentSpec("icmlgym/Screening-v0", env.observation_space, env.action_space)
+    for ep in range(10):  # the runner's rollout: episode ep of run seed 0
+        steps += rollout(env, agent, 0, spec, episode=ep).length
     dt = time.perf_counter() - t
     print(f"[env] Screening-v0 smoke tier (30,000 compounds, 40 inferences + 4 evaluations per step), BOBA: "
           f"{steps / dt:,.0f} steps/s ({steps} steps, 10 episodes)")

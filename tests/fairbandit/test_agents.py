@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import icmlgym
+from icmlgym.runner import rollout
 from icmlgym.agents.fairbandit import FairLinBandit, FairLinBanditPE, FairLinBanditUCB
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.baselines.fairbandit import (
@@ -54,18 +55,10 @@ def test_ridge_statistics_rank_one_updates_match_exact_solution():
 
 
 def _play(agent, env, seed=0):
-    spec = AgentSpec(ENV_ID, env.observation_space, env.action_space)
-    agent.reset(seed, spec)
-    obs, info = env.reset(seed=seed)
-    actions = []
-    while True:
-        a = agent.act(obs, info)
-        actions.append(a)
-        nobs, r, term, trunc, info = env.step(a)
-        agent.update(obs, a, r, nobs, term, trunc, info)
-        obs = nobs
-        if term or trunc:
-            return np.array(actions), info
+    """One episode through the runner's rollout; the actions taken and the last info."""
+    steps = []
+    rollout(env, agent, seed, AgentSpec(ENV_ID, env.observation_space, env.action_space), on_step=lambda *step: steps.append(step))
+    return np.array([s[1] for s in steps]), steps[-1][5]
 
 
 @pytest.mark.parametrize("cls", [FairLinBanditPE, FairLinBanditUCB, LinNashAgent, LinUCBAgent, PhasedEliminationAgent])

@@ -7,6 +7,7 @@ import pytest
 
 import icmlgym
 from icmlgym.agents.protocol import AgentSpec
+from icmlgym.runner import rollout
 from icmlgym.baselines.screening import ReagentThompsonAgent
 from icmlgym.envs.screening.screening_env import ScreeningCompoundsEnv
 
@@ -47,16 +48,8 @@ def test_agents_choose_any_reagent_axis():
 def test_reagent_thompson_builds_compounds_from_its_posteriors():
     env = ScreeningCompoundsEnv(library=TINY_LIBRARY, eval_batch=1, eval_budget=60)
     agent = ReagentThompsonAgent()
-    obs, info = env.reset(seed=0)
-    agent.reset(0, AgentSpec("x", env.observation_space, env.action_space))
     chosen = []
-    done = False
-    while not done:
-        a = agent.act(obs, info)
-        nobs, r, term, trunc, info = env.step(a)
-        agent.update(obs, a, r, nobs, term, trunc, info)
-        obs, done = nobs, term or trunc
-        chosen.append(a["compound"])
+    rollout(env, agent, 0, AgentSpec("x", env.observation_space, env.action_space), on_step=lambda obs, a, *_: chosen.append(a["compound"]))
     assert len(set(chosen)) == len(chosen) == 60  # never proposes a compound twice
     # posteriors are updated per reaction and position
     assert sum(c.sum() for c in agent._counts[0]) == 2 * sum(1 for i in chosen if i < 180)
