@@ -1,0 +1,135 @@
+"""The classifier a split env cuts, and what the defender can measure at every block without attacking.
+
+The classifier is the zoo's block MLP (:func:`icmlgym.zoo.vision.mlp`): ``depth`` hidden
+blocks of one constant ``width`` and a logits block, trained deterministically by the
+zoo (``digits-mlp`` with overrides; the zoo caches it under its content key through
+:mod:`icmlgym.cache`, so an env made twice trains once). Constant width means every
+hidden block sends a vector of the same dimension: a change of inversion error between
+hidden blocks cannot come from the dimension (the paper's point); only the logits
+block is narrower.
+
+Per-block statistics (:func:`block_table`), measured on the defender's own training split:
+
+- ``R_c^2``: the mean squared distance of a representation to its class mean (the
+  intra-class mean squared radius);
+- total variance: the mean squared distance to the global mean;
+- their ratio (scale-free: 1 when classes are not separated, near 0 when they collapse);
+- nearest-class-mean accuracy on the test split (how decodable the label is at the block).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+DATA_TYPES: dict[str, dict[str, Any]] = {
+    "digits": {"data": "digits", "in_shape": [1, 8, 8]},
+    "signals": {"data": "signals", "in_shape": [1, 40]},
+}
+COLUMNS: tuple[str, ...] = ("out_dim", "edge_flop_share", "rc2", "total_variance", "rc2_ratio", "ncm_accuracy")
+
+
+@dataclass
+class SplitModel:
+    """A trained block classifier and the arrays the env needs (all splits as tensors)."""
+
+    net: Any
+    data: str
+    x: dict[str, torch.Tensor]
+    y: dict[str, np.ndarray]
+    table: np.ndarray  # (depth + 2, len(COLUMNS)): row 0 the input, row b + 1 after block b
+    block_flops: np.ndarray  # forward FLOPs per example of each block
+    accuracy: float  # clean test accuracy of the whole model
+    zoo_source: str
+    rms: np.ndarray  # root mean square of each block's output on the training split (the noise unit)
+    zoo_key: str = ""  # the zoo's content key of the classifier (part of attack cache keys)
+    defended: dict = field(default_factory=dict)  # (noise levels, seed) -> defended accuracy table
+
+
+def load_classifier(data: str, depth: int, width: int, steps: int, seed: int):
+    """The trained zoo MLP for ``data`` (``digits`` or ``signals``) with ``depth`` hidden blocks of ``width``."""
+    from icmlgym import zoo
+
+    if data not in DATA_TYPES:
+        raise ValueError(f"data must be one of {sorted(DATA_TYPES)}, got {data!r}")
+    overrides = {**DATA_TYPES[data], "depth": int(depth), "width": int(width), "steps": int(steps)}
+    return zoo.load("digits-mlp", "smoke", overrides=overrides, seed=int(seed))
+
+
+def _dataset(data: str, split: str):
+    from icmlgym.corpora import vision
+
+    return vision.digits(split) if data == "digits" else vision.signals(split)
+
+
+def rc2_stats(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(R_c^2, total variance) of representations ``z`` (n, d) with labels ``y``."""
+    z = z.reshape(len(z), -1).astype(np.float64)
+    total = float(((z - z.mean(0)) ** 2).sum(1).mean())
+    rc2 = 0.0
+    for c in np.unique(y):
+        zc = z[y == c]
+        rc2 += float(((zc - zc.mean(0)) ** 2).sum())
+    return rc2 / len(z), total
+
+
+def ncm_accuracy(z_train: np.ndarray, y_train: np.ndarray, z_test: np.ndarray, y_test: np.ndarray) -> float:
+    """Accuracy of the nearest class mean (means from the training representations)."""
+    classes = np.unique(y_train)
+    means = np.stack([z_train[y_train == c].mean(0) for c in classes])
+    d = ((z_test[:, None, :] - means[None]) ** 2).sum(-1)
+    return float((classes[d.argmin(1)] == y_test).mean())
+
+
+def block_table(net: Any, x: dict[str, torch.Tensor], y: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The per-block table (rows: input, then after each block; columns :data:`COLUMNS`) and per-block FLOPs."""
+    from icmlgym.nn.counters import count_flops
+
+    n_blocks = len(net.blocks)
+    flops = np.array([count_flops(net.blocks[b], [x["test"][:1] if b == 0 else net(x["test"][:1], upto=b)],
+                                  key=("split-block", b, tuple(p.shape for p in net.blocks[b].parameters())))[0]
+                      for b in range(n_blocks)], dtype=np.float64)
+    share = np.concatenate([[0.0], np.cumsum(flops) / flops.sum()])
+    rows = []
+    with torch.no_grad():
+        zs_tr = [x["train"]] + net.activations(x["train"])
+        zs_te = [x["test"]] + net.activations(x["test"])
+    for r, (ztr, zte) in enumerate(zip(zs_tr, zs_te)):
+        a = ztr.reshape(len(ztr), -1).numpy()
+        b = zte.reshape(len(zte), -1).numpy()
+        rc2, total = rc2_stats(a, y["train"])
+        rows.append([a.shape[1], share[r], rc2, total, rc2 / max(total, 1e-12), ncm_accuracy(a, y["train"], b, y["test"])])
+    return np.array(rows, dtype=np.float64), flops
+
+
+_MODELS: dict[tuple, SplitModel] = {}
+
+
+def split_model(data: str, depth: int, width: int, steps: int, seed: int) -> SplitModel:
+    """The classifier and its table (memoised per process; the weights come from the zoo's cache)."""
+    key = (data, int(depth), int(width), int(steps), int(seed))
+    if key in _MODELS:
+        return _MODELS[key]
+    zm = load_classifier(data, depth, width, steps, seed)
+    net = zm.model.eval()
+    for p in net.parameters():
+        p.requires_grad_(False)
+    x, y = {}, {}
+    for split in ("train", "val", "test"):
+        d = _dataset(data, split)
+        x[split], y[split] = torch.as_tensor(d.x), np.asarray(d.y)
+    table, flops = block_table(net, x, y)
+    with torch.no_grad():
+        acc = float((net(x["test"]).argmax(-1).numpy() == y["test"]).mean())
+        rms = np.array([float(z.pow(2).mean().sqrt()) for z in net.activations(x["train"])])
+    out = SplitModel(net, data, x, y, table, flops, acc, zm.source, rms, str(zm.card.get("key", "")) or repr(key))
+    if len(_MODELS) > 32:
+        _MODELS.clear()
+    _MODELS[key] = out
+    return out
+
+
+__all__ = ["COLUMNS", "DATA_TYPES", "SplitModel", "block_table", "load_classifier", "ncm_accuracy", "rc2_stats", "split_model"]

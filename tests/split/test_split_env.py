@@ -1,0 +1,125 @@
+"""SplitInference-v0: the episode's rules, bad input, the attack and the statistics it reports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from icmlgym.catalog import extra_installed
+
+pytestmark = pytest.mark.skipif(not extra_installed("split"), reason="needs the [split] extra (torch, scikit-learn)")
+
+import icmlgym  # noqa: E402
+
+ENV = "icmlgym/SplitInference-v0"
+SMOKE = icmlgym.card(ENV).tiers["smoke"].env_kwargs
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = icmlgym.make(ENV, **SMOKE, model_seed=0).unwrapped
+    e.reset(seed=0)
+    return e
+
+
+def test_rc2_statistics_of_a_known_configuration():
+    from icmlgym.envs.split.model import ncm_accuracy, rc2_stats
+
+    # two classes at +-1 on one axis with no spread inside a class: R_c^2 = 0, total variance = 1
+    z = np.array([[1.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [-1.0, 0.0]])
+    y = np.array([0, 0, 1, 1])
+    assert rc2_stats(z, y) == pytest.approx((0.0, 1.0))
+    # one class: R_c^2 equals the total variance
+    rc2, total = rc2_stats(z, np.zeros(4, int))
+    assert rc2 == pytest.approx(total) == pytest.approx(1.0)
+    assert ncm_accuracy(z, y, z, y) == 1.0
+
+
+def test_gpz_block_finds_the_largest_drop_between_blocks():
+    from icmlgym.envs.split.split_env import gpz_block
+
+    ratios = [0.9, 0.5, 0.45, 0.1, 0.08]  # input, then four blocks
+    assert gpz_block(ratios) == 2  # the drop 0.45 -> 0.1 is into block 2
+    assert gpz_block(ratios, include_input=True) == 0  # 0.9 -> 0.5 is larger
+    with pytest.raises(ValueError, match="at least two blocks"):
+        gpz_block([0.5, 0.4])
+
+
+def test_the_observation_table_describes_a_constant_width_model(env):
+    obs = env._obs()
+    table = obs["blocks"]
+    assert table.shape == (env.n_blocks + 1, 6)
+    assert np.all(table[1:-1, 0] == env.width)  # hidden blocks share one dimension
+    assert table[-1, 0] == 10  # the logits
+    assert table[0, 1] == 0.0 and table[-1, 1] == pytest.approx(1.0)
+    assert np.all(np.diff(table[:, 1]) > 0)  # the edge's FLOP share grows with depth
+    assert np.allclose(table[:, 4], table[:, 2] / table[:, 3], rtol=1e-4)
+    assert np.all(obs["probes"] == -1)
+    acc = obs["defended_accuracy"]
+    assert np.all(acc[:, 0] == env.model.accuracy) and env.model.accuracy > 0.85
+    assert acc[0, -1] < acc[0, 0]  # the largest noise costs accuracy at the first block
+
+
+def test_a_probe_trains_a_real_attack_and_a_commit_ends_the_episode(env):
+    env.reset(seed=0)
+    obs, r, term, trunc, info = env.step(np.array([0, 0, 0]))
+    assert not term and not trunc and r == pytest.approx(-env.weights["probe_penalty"])
+    err = obs["probes"][0, 0]
+    assert 0.0 < err < 0.8  # the inverse network beats guessing the mean image at the first block
+    assert info["cost"] == {"attack_trainings": 1.0}
+    obs, r, *_ , info = env.step(np.array([0, 0, 0]))  # repeated probe: stored, free
+    assert r == 0.0 and info["cost"]["attack_trainings"] == 1.0
+    obs, r, term, trunc, info = env.step(np.array([1, 0, 0]))
+    m = info["metrics"]
+    assert term and m["recon_error"] == pytest.approx(err) and m["attacks"] == 1.0 and m["committed"] == 1.0
+    assert r == pytest.approx(err - env.weights["w_flops"] * m["edge_flop_share"])
+    assert m["utility"] == pytest.approx(r - env.weights["probe_penalty"])
+    with pytest.raises(RuntimeError, match="episode has ended"):
+        env.step(np.array([0, 1, 0]))  # probing after the commit
+
+
+def test_noise_raises_the_attackers_error(env):
+    clean = env.run_attack(0, 0.0, seed=3).normalised_error
+    noisy = env.run_attack(0, 2.0, seed=3).normalised_error
+    assert noisy > clean
+
+
+def test_running_out_of_probe_steps_deploys_the_default_split():
+    e = icmlgym.make(ENV, **SMOKE, model_seed=0, max_probe_steps=2).unwrapped
+    e.reset(seed=0)
+    e.step(np.array([0, 1, 0]))
+    _, _, term, trunc, info = e.step(np.array([0, 1, 0]))
+    assert trunc and not term
+    assert info["metrics"]["committed"] == 0.0 and info["metrics"]["is_logits"] == 1.0
+
+
+def test_bad_input_is_refused_with_a_clear_error(env):
+    with pytest.raises(ValueError, match=r"block must be an integer in 0..4"):
+        env.run_attack(5)
+    with pytest.raises(ValueError, match=r"block must be an integer"):
+        env.accuracy_with_noise(-1, 0.5)
+    with pytest.raises(ValueError, match="noise_scale must be a finite number >= 0"):
+        env.run_attack(0, -0.5)
+    with pytest.raises(ValueError, match="noise_levels must be finite and non-negative"):
+        icmlgym.make(ENV, noise_levels=(0.0, -1.0))
+    with pytest.raises(ValueError, match="must start with 0"):
+        icmlgym.make(ENV, noise_levels=(0.5, 1.0))
+    with pytest.raises(ValueError, match="data must be one of"):
+        icmlgym.make(ENV, data="cifar")
+    with pytest.raises(ValueError, match="attacker must be one of"):
+        icmlgym.make(ENV, attacker="gan")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="not in the action space"):
+        env.step(np.array([1, 9, 0]))
+
+
+def test_the_agents_follow_their_rules():
+    recs = {a: icmlgym.run(ENV, a, seeds=1, tier="smoke")[0] for a in
+            ("split-rc2", "split-shallowest", "split-deepest", "split-oracle", "split-shallow-noise")}
+    for a, rec in recs.items():
+        assert rec.status == "ok", (a, rec.error)
+    m = {a: rec.episodes[0].metrics for a, rec in recs.items()}
+    assert m["split-shallowest"]["split_depth"] == 1 and m["split-deepest"]["is_logits"] == 1
+    assert m["split-rc2"]["attacks"] == 0 and m["split-rc2"]["split_depth"] == m["split-rc2"]["gpz_depth"]
+    assert m["split-oracle"]["attacks"] == 5
+    assert m["split-shallow-noise"]["split_depth"] == 1 and m["split-shallow-noise"]["attacks"] >= 2
