@@ -43,7 +43,7 @@ CARDS = [
 SUITES = {"split-data-types": [("icmlgym/SplitInference-v0", {"data": "digits"}), ("icmlgym/SplitInference-v0", {"data": "signals"})]}
 
 AGENTS = {
-    "split-rc2": AgentInfo("icmlgym.agents.split:Rc2Agent", kind="reference", extra=None,
+    "split-rc2": AgentInfo("icmlgym.agents.split:Rc2Agent",
                            description="commit after the largest drop of R_c^2 / total variance; zero probes"),
     "split-rc2-input": AgentInfo("icmlgym.agents.split:Rc2Agent", kwargs={"include_input": True},
                                  description="the R_c^2 criterion with the input -> first block drop competing"),
