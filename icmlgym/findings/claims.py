@@ -11,8 +11,9 @@ runner and :mod:`icmlgym.findings.stats` turns the per-unit values into an inter
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

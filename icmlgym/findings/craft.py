@@ -9,7 +9,7 @@ training; all multi-step), step limit 300. Efficiency is reported conditioned on
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import NOT_AT_SCALE, Arm, Finding, Mean
+from icmlgym.findings.claims import HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
 
 C = "icmlgym/Craft-v0"
 SOURCE = "Deep Hierarchical Agent (DeepHA, ICML 2026)"
@@ -49,7 +49,7 @@ FINDINGS = [
         direction="greater",
         unit="world",
         min_effect=0.05,
-        expected=NOT_AT_SCALE,
+        expected=HOLDS,
         test_units=WORLDS,
     ),
     Finding(
@@ -63,7 +63,7 @@ FINDINGS = [
         direction="greater",
         unit="world",
         min_effect=0.05,
-        expected=NOT_AT_SCALE,
+        expected=HOLDS,
         test_units=WORLDS,
     ),
     Finding(
@@ -79,6 +79,8 @@ FINDINGS = [
         unit="world",
         min_effect=5.0,
         expected=NOT_AT_SCALE,
+        note="Observed (worlds 0-9): the mixed agent needs 4.9 more steps [-6.0, +15.4] given success: "
+        "the earlier observation (seeds 0-2, outside the runner) does not hold through the runner.",
         test_units=WORLDS,
     ),
 ]

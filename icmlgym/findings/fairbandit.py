@@ -11,7 +11,15 @@ T = 500, 1,000, 2,000 and 4,000.
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import HOLDS, NOT_AT_SCALE, Arm, ExAntePMeans, Exponent, Finding, Mean
+from icmlgym.findings.claims import (
+    HOLDS,
+    NOT_AT_SCALE,
+    Arm,
+    ExAntePMeans,
+    Exponent,
+    Finding,
+    Mean,
+)
 
 E = "icmlgym/FairLinearBandit-v0"
 SOURCE = "Sarkar, Pandey & Ray Chowdhury, Improved Algorithms for Nash Welfare in Linear Bandits (ICML 2026)"

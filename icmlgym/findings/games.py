@@ -10,7 +10,14 @@ tests/games/test_findings.py, not statistics.
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean, Share
+from icmlgym.findings.claims import (
+    DOES_NOT_HOLD,
+    NOT_AT_SCALE,
+    Arm,
+    Finding,
+    Mean,
+    Share,
+)
 
 SOURCE = "What preferences can — and cannot — predict in multi-agent online learning (ICML 2026)"
 R = "icmlgym/RepeatedGame-v0"

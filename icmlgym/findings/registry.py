@@ -23,7 +23,7 @@ def family_findings(family: str) -> list[Finding]:
     if family not in known:
         raise ValueError(f"no findings declared for family {family!r}; families with findings: {', '.join(known)}")
     mod = importlib.import_module(f"icmlgym.findings.{family}")
-    out = list(getattr(mod, "FINDINGS"))
+    out = list(mod.FINDINGS)
     for f in out:
         if f.family != family:
             raise ValueError(f"finding {f.id} is declared in icmlgym/findings/{family}.py but says family {f.family!r}")

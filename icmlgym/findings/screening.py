@@ -9,7 +9,7 @@ the agent); library, oracle and budgets come from the tier.
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
+from icmlgym.findings.claims import HOLDS, Arm, Finding, Mean
 
 S = "icmlgym/Screening-v0"
 C = "icmlgym/ScreeningCompounds-v0"

@@ -18,7 +18,7 @@ distribution). docs/fairbandit.md has the definitions and a worked example.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -15,8 +15,8 @@ import pytest
 
 import icmlgym
 from icmlgym import BaseAgent
-from icmlgym.envs.fairbandit.pmeans import ex_ante_pmeans_regret as ex_ante_from_arrays
 from icmlgym.envs.fairbandit.pmeans import block_metrics, round_blocks
+from icmlgym.envs.fairbandit.pmeans import ex_ante_pmeans_regret as ex_ante_from_arrays
 from icmlgym.leaderboard import Leaderboard
 from icmlgym.leaderboard.exante import ex_ante_from_board, ex_ante_pmeans_regret
 

@@ -41,9 +41,10 @@ def test_comparators_spend_the_same_inference_budget():
 
 def test_shuffled_uniform_reaches_every_arm_equally_often_in_expectation():
     """Round robin in a random order per seed: over seeds, each arm is first reached at a uniform position."""
+    import gymnasium as gym
+
     from icmlgym.agents.protocol import AgentSpec
     from icmlgym.baselines.screening import RoundRobinAgent
-    import gymnasium as gym
 
     spec = AgentSpec("x", None, gym.spaces.Discrete(120), None, {})
     first = np.zeros(120)
