@@ -9,16 +9,25 @@ import pytest
 from icmlgym.findings import families, family_findings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+STATUSES = ("reproduced", "partly", "not at our scale")
 
 
 @pytest.mark.parametrize("family", families())
-def test_docs_table_matches_the_declarations(family):
+def test_docs_state_every_declared_finding_with_its_verdict(family):
     text = (DOCS / f"{family}.md").read_text()
     assert f"icmlgym findings {family}" in text, f"docs/{family}.md does not give the command"
-    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ") and line.count("|") > 8}
+    lines = text.splitlines()
     for f in family_findings(family):
-        assert f.id in rows, f"docs/{family}.md has no table row for {f.id}"
-        cells = [c.strip() for c in rows[f.id].split("|")]
-        assert f.expected in cells, f"docs/{family}.md row {f.id} does not state the declared verdict {f.expected!r}: {cells}"
-        status = cells[-2]
-        assert status.startswith(("reproduced", "partly", "not at our scale")), f"{f.id}: status {status!r}"
+        rows = [line for line in lines if line.startswith("|") and f.id in line]
+        assert rows, f"docs/{family}.md has no table row for {f.id}"
+        assert any(f.expected in row for row in rows), f"docs/{family}.md's row for {f.id} does not state the declared verdict {f.expected!r}"
+
+
+@pytest.mark.parametrize("family", ["arena", "craft", "fairbandit", "games", "screening", "sketch"])
+def test_docs_state_reproduced_partly_or_not_per_claim(family):
+    """The families of issue #15 give a status column: reproduced / partly / not at our scale."""
+    text = (DOCS / f"{family}.md").read_text()
+    for f in family_findings(family):
+        row = next(line for line in text.splitlines() if line.startswith(f"| {f.id} |"))
+        status = [c.strip() for c in row.split("|")][-2]
+        assert status.startswith(STATUSES), f"docs/{family}.md {f.id}: status {status!r}"
