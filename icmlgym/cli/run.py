@@ -43,8 +43,13 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
         stored += board.put(rec, on_conflict="replace")
 
     options = {"address": address, "max_retries": max_retries} if executor == "ray" else None
+    writer = None
+    if board is not None:  # a run the store cannot take after retries spills to a file beside it
+        from icmlgym.leaderboard.spill import SpillingWriter
+
+        writer = SpillingWriter(board, write=store, warn=lambda m: typer.echo(f"warning: {m}", err=True))
     try:
-        records = run_tasks(tasks, executor, workers, timeout, memory_limit_mb=memory_mb, on_record=store if board is not None else None,
+        records = run_tasks(tasks, executor, workers, timeout, memory_limit_mb=memory_mb, on_record=writer,
                             progress=bool(tasks), executor_options=options, batch_seeds=batch_seeds)
     except KeyboardInterrupt:
         where = f" in {board.url}" if board is not None else ""
@@ -53,6 +58,8 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
         raise typer.Exit(130) from None
     if board is not None and records:
         typer.echo(f"stored {len(records)} run(s) in {board.url}: {stored.describe()}", err=True)
+    if writer is not None and writer.spilled:
+        typer.echo(writer.summary(), err=True)
     return records
 
 

@@ -38,10 +38,13 @@ class SpillingWriter:
         retries: attempts per record before it spills.
         backoff: seconds before the second attempt (doubling after each).
         warn: called once with a message when the first record spills.
+        write: how one record is stored (default ``board.add``).
     """
 
-    def __init__(self, board: Any, retries: int = 3, backoff: float = 1.0, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, board: Any, retries: int = 3, backoff: float = 1.0, warn: Callable[[str], None] | None = None,
+                 write: Callable[[RunRecord], Any] | None = None) -> None:
         self.board = board
+        self.write = write
         self.retries = max(1, int(retries))
         self.backoff = float(backoff)
         self.warn = warn
@@ -53,7 +56,7 @@ class SpillingWriter:
         delay = self.backoff
         for attempt in range(1, self.retries + 1):
             try:
-                self.board.add(record)
+                (self.write or self.board.add)(record)
                 return
             except Exception as err:  # noqa: BLE001 - any store failure spills, never aborts the sweep
                 last = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
