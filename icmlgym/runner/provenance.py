@@ -67,11 +67,13 @@ def device_info(requested: str = "cpu") -> dict[str, Any]:
     torch = sys.modules.get("torch")
     info: dict[str, Any] = {"requested": requested, "type": "cpu", "name": cpu_model()}
     if torch is not None:
-        info["torch"] = getattr(torch, "__version__", "")
         try:
-            # "auto" means CUDA when torch sees it (as in stable-baselines3)
+            # "auto" means CUDA when torch sees it (as in stable-baselines3). A CPU run's record
+            # does not name torch: whether this process happened to import it earlier is not a
+            # property of the run (torch's version is in the record's package versions anyway).
             if (requested.startswith("cuda") or requested == "auto") and torch.cuda.is_available():
                 idx = torch.cuda.current_device()
+                info["torch"] = getattr(torch, "__version__", "")
                 info.update(type="cuda", name=torch.cuda.get_device_name(idx), cuda=torch.version.cuda)
                 gpus = nvidia_gpus()
                 if gpus and "," in gpus[0]:

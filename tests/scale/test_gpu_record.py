@@ -27,6 +27,9 @@ def fake_cuda(monkeypatch):
         get_device_name=lambda index=0: "Stand-in H200",
     )
     torch.version = types.SimpleNamespace(cuda="12.8")
+    threads = {"n": 1}  # the runner sets and restores torch's thread count around a run
+    torch.get_num_threads = lambda: threads["n"]
+    torch.set_num_threads = lambda n: threads.update(n=int(n))
     monkeypatch.setitem(sys.modules, "torch", torch)
     monkeypatch.setattr(provenance, "nvidia_gpus", lambda: ["Stand-in H200, 570.86"])
     return torch
@@ -35,7 +38,10 @@ def fake_cuda(monkeypatch):
 def test_cuda_run_records_the_device_and_gpu_seconds(fake_cuda):
     rec = execute(RunTask(BANDIT, agent("TrainsBriefly"), 0, device="cuda", agent_kwargs={"seconds": 0.2}))
     assert rec.status == "ok", rec.error
-    assert rec.device == {
+    device = dict(rec.device)
+    # the agent never seeds torch, so the record says its run was not made deterministic
+    assert device.pop("determinism") == {"mode": "unseeded", "threads": 1}
+    assert device == {
         "requested": "cuda", "type": "cuda", "name": "Stand-in H200", "cuda": "12.8",
         "torch": "2.13.0+stand-in", "driver": "570.86",
     }
