@@ -9,7 +9,7 @@ import numpy as np
 from icmlgym.agents.protocol import BaseAgent
 from icmlgym.envs.split.split_env import COMMIT, PROBE, gpz_block
 
-WHERES: tuple[str, ...] = ("shallowest", "deepest", "middle")
+WHERES: tuple[str, ...] = ("shallowest", "deepest", "middle", "penultimate")
 _RATIO, _SHARE = 4, 1
 
 
@@ -18,7 +18,11 @@ def _n_blocks(obs: dict[str, Any]) -> int:
 
 
 class FixedSplitAgent(BaseAgent):
-    """Commit at once to a fixed block (``where``: shallowest = block 0, deepest = the logits, middle = L // 2), no noise."""
+    """Commit at once to a fixed block, no noise.
+
+    ``where``: ``shallowest`` (block 0), ``deepest`` (the logits), ``middle`` (block L // 2),
+    ``penultimate`` (the last hidden block: the deepest feature-level representation).
+    """
 
     def __init__(self, where: str = "shallowest") -> None:
         if where not in WHERES:
@@ -27,7 +31,7 @@ class FixedSplitAgent(BaseAgent):
 
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
         n = _n_blocks(obs)
-        block = {"shallowest": 0, "deepest": n - 1, "middle": n // 2}[self.where]
+        block = {"shallowest": 0, "deepest": n - 1, "middle": n // 2, "penultimate": n - 2}[self.where]
         return np.array([COMMIT, block, 0], dtype=np.int64)
 
 
