@@ -270,9 +270,11 @@ def test_timed_out_run_under_a_memory_limit_leaves_no_process_behind(ray_executo
     pidfile = tmp_path / "pid"
     ex = RayExecutor(memory_limit_mb=2000)
     (hang,) = make_tasks(BANDIT, agent("HangAgent"), seeds=[0], agent_kwargs={"pidfile": str(pidfile)})
-    hang.timeout = 4  # the hung run only
+    # the hung run only; long enough for the child to start and load the agent on a loaded machine
+    hang.timeout = 15
     records = list(ex.imap([hang]))
     assert records[0].status == "timeout"
+    assert pidfile.exists(), "the run's child never reached the agent within its timeout"
     pid = int(pidfile.read_text())
     assert pid != os.getpid()
     deadline = time.monotonic() + 20
