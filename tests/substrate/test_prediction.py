@@ -70,6 +70,7 @@ def test_detectors_beat_random_scores():
     assert abs(by_agent["random"] - 0.5) < 0.15
 
 
+@pytest.mark.slow  # starts Ray and two torch workers: ~30 s on quiet cores, minutes on busy ones (CI runs it)
 def test_torch_run_is_bit_identical_under_the_process_pool_and_ray():
     pytest.importorskip("ray")
     tasks = make_tasks(ENV, "ood-autoencoder", [0], agent_kwargs={"batch_size": 16})
