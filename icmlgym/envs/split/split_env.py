@@ -73,8 +73,8 @@ class SplitInferenceEnv(gym.Env):
 
     ## Starting State
     The classifier comes from the zoo's cache (trained once per configuration and
-    ``model_seed``); with ``model_seed=None`` (the default) ``reset(seed)`` draws it from
-    ``0..model_pool - 1``, so seeds of a run see different classifiers while the
+    ``model_seed``); with ``model_seed=None`` (the default) ``reset(seed)`` takes
+    ``seed % model_pool`` (drawn from the env's generator when ``seed`` is None), so seeds of a run see different classifiers while the
     smoke tier trains at most ``model_pool`` of them. An attack's outcome is a deterministic function of the classifier,
     the split, the defence and its seed (``attack_seed``, by default derived from
     ``model_seed``), so the problem an episode poses does not depend on ``reset(seed)``:
@@ -234,8 +234,9 @@ class SplitInferenceEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        if self.fixed_model_seed is None:
-            self._set_model_seed(int(self.np_random.integers(self.model_pool)))
+        if self.fixed_model_seed is None:  # seeds 0, 1, 2 of a run: three different classifiers
+            pick = int(seed) % self.model_pool if seed is not None else int(self.np_random.integers(self.model_pool))
+            self._set_model_seed(pick)
         m = self.model
         self._results: dict[tuple[int, int], AttackResult] = {}
         self._attacks = 0
