@@ -84,4 +84,4 @@ class OracleAgent(BaseAgent):
         return np.array([COMMIT, int(np.argmax(probes[:, 0] - self._w_flops * share)), 0], dtype=np.int64)
 
 
-__all__ = ["FixedSplitAgent", "OracleAgent", "ShallowNoiseAgent", "WHERES"]
+__all__ = ["WHERES", "FixedSplitAgent", "OracleAgent", "ShallowNoiseAgent"]

@@ -10,11 +10,10 @@ docs/split.md reports the ratio of the means we measure (``python benchmarks/spl
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
+from icmlgym.findings.claims import HOLDS, Arm, Finding, Mean
 
 E = "icmlgym/SplitInference-v0"
 SOURCE = "Golden Partition Zone: where to split between edge and cloud against model inversion (ICML 2026)"
-_ = (DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE)
 
 
 def _arms(data: str) -> dict[str, Arm]:

@@ -9,7 +9,7 @@ from icmlgym.catalog import extra_installed
 
 pytestmark = pytest.mark.skipif(not extra_installed("split"), reason="needs the [split] extra (torch, scikit-learn)")
 
-import icmlgym  # noqa: E402
+import icmlgym
 
 ENV = "icmlgym/SplitInference-v0"
 SMOKE = icmlgym.card(ENV).tiers["smoke"].env_kwargs

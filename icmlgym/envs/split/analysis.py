@@ -80,9 +80,14 @@ def rc2_over_training(data: str = "digits", depth: int = 4, width: int = 64, ste
             record(step)
 
     record(0)
-    train_loop(net, lambda _: (lambda i: (x[i], yt_t[i]))(torch.randint(0, len(y), (batch_size,), generator=gen)),
-               lambda m, b: (F.cross_entropy(m(b[0]), b[1]), len(b[1]), 0), torch.optim.Adam(net.parameters(), lr),
-               Budget(steps), on_step=on_step)
+    def batch(_: int):
+        idx = torch.randint(0, len(y), (batch_size,), generator=gen)
+        return x[idx], yt_t[idx]
+
+    def loss_fn(m, b):
+        return F.cross_entropy(m(b[0]), b[1]), len(b[1]), 0
+
+    train_loop(net, batch, loss_fn, torch.optim.Adam(net.parameters(), lr), Budget(steps), on_step=on_step)
     return curve
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn as nn
+from torch import nn
 
 from icmlgym.nn.counters import CostMeter
 

@@ -8,7 +8,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from icmlgym.envs.split.attack import ATTACKERS, AttackResult, attack, cached_attack, defended_accuracy
+from icmlgym.envs.split.attack import (
+    ATTACKERS,
+    AttackResult,
+    attack,
+    cached_attack,
+    defended_accuracy,
+)
 from icmlgym.envs.split.model import COLUMNS, DATA_TYPES, SplitModel, split_model
 from icmlgym.nn.counters import CostMeter
 
@@ -104,7 +110,7 @@ class SplitInferenceEnv(gym.Env):
     v0: first version.
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": []}  # noqa: RUF012 (gymnasium's convention)
 
     def __init__(
         self,
@@ -237,7 +243,6 @@ class SplitInferenceEnv(gym.Env):
         if self.fixed_model_seed is None:  # seeds 0, 1, 2 of a run: three different classifiers
             pick = int(seed) % self.model_pool if seed is not None else int(self.np_random.integers(self.model_pool))
             self._set_model_seed(pick)
-        m = self.model
         self._results: dict[tuple[int, int], AttackResult] = {}
         self._attacks = 0
         self._probe_steps = 0
