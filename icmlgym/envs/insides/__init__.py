@@ -1,0 +1,66 @@
+"""Reading the model's insides: out-of-domain detection from per-layer hidden states (LayerOOD-v0).
+
+The paper's method is the SAE layer-transition detector (``agents/insides.py``); the
+comparators (max softmax probability, energy, Mahalanobis and kNN on the last layer, a
+random-feature SAE) are in ``baselines/insides.py``. docs/insides.md has the findings.
+"""
+
+from icmlgym.catalog import AgentInfo, TaskCard, Tier
+
+EXTRAS: dict[str, tuple[str, ...]] = {}  # uses the core's [text] extra (the shipped encoder, transformers, torch)
+PROVENANCE: tuple[str, ...] = ()
+
+_PAPER = "Layer-transition OOD detection: sparse-autoencoder codes of consecutive layers (ICML 2026)"
+
+CARDS = [
+    TaskCard(
+        id="icmlgym/LayerOOD-v0",
+        family="insides",
+        paper=_PAPER,
+        entry_point="icmlgym.envs.insides.layer_ood:LayerOODEnv",
+        kind="single",
+        primary_metric="auroc",
+        direction="max",
+        cost_units=("predictions",),
+        extra="text",
+        tiers={
+            "smoke": Tier(episodes=2, env_kwargs={"batch_size": 16, "n_batches": 4}, train_steps=150, train_unit="gradient_steps", seeds=3),
+            "standard": Tier(episodes=5, env_kwargs={"batch_size": 16, "n_batches": 6}, train_steps=600, train_unit="gradient_steps", seeds=5),
+            "full": Tier(episodes=10, env_kwargs={"batch_size": 32, "n_batches": 4}, train_steps=1500, train_unit="gradient_steps", seeds=10),
+        },
+        reference_agent="ood-sae-transitions",
+        baselines=("ood-msp", "ood-energy", "ood-mahalanobis-last", "ood-knn-last", "ood-sae-transitions-random", "random"),
+        # random: AUROC 0.5 in expectation; reference: ood-sae-transitions, mean over seeds 0-2 x 2 episodes of
+        # `icmlgym.run("icmlgym/LayerOOD-v0", "ood-sae-transitions", seeds=3)` (0.613; range 0.549-0.699)
+        score_refs={"smoke": (0.5, 0.613)},
+        suites=("insides",),
+        description="flag out-of-domain docstrings from MiniLM's per-layer hidden states, scored by AUROC",
+    )
+]
+
+AGENTS = {
+    "ood-sae-transitions": AgentInfo(
+        "icmlgym.agents.insides:SAETransitionAgent", extra="text",
+        description="TopK SAEs per layer, a ridge model of which codes follow which between consecutive layers; z-scored residuals (one-class)",
+    ),
+    "ood-sae-transitions-random": AgentInfo(
+        "icmlgym.baselines.insides:RandomSAETransitionAgent", extra="text",
+        description="the same detector over untrained (random-feature) SAEs: the sanity check",
+    ),
+    "ood-msp": AgentInfo(
+        "icmlgym.baselines.insides:MaxSoftmaxAgent",
+        description="1 - max softmax probability of a topic classifier on the last layer",
+    ),
+    "ood-energy": AgentInfo(
+        "icmlgym.baselines.insides:EnergyAgent",
+        description="energy (-logsumexp of the topic classifier's logits) on the last layer",
+    ),
+    "ood-mahalanobis-last": AgentInfo(
+        "icmlgym.baselines.insides:LastLayerMahalanobisAgent",
+        description="Mahalanobis distance to the in-domain mean of the last layer's states (shrunk covariance)",
+    ),
+    "ood-knn-last": AgentInfo(
+        "icmlgym.baselines.insides:LastLayerKNNAgent",
+        description="mean distance to the k nearest in-domain sentence embeddings (normalised last layer)",
+    ),
+}

@@ -1,0 +1,96 @@
+"""LayerOOD-v0: flag out-of-domain text from a language model's per-layer hidden states.
+
+Description:
+    A domain-specific deployment of a pretrained encoder (the shipped all-MiniLM-L6-v2)
+    meets text from outside its domain. In-domain text is the docstrings of some Python
+    standard-library topics (network, files, concurrency, data by default), out-of-domain
+    text those of other topics (language, text, numbers, time): near-OOD, the same
+    register on another subject. The observation is the model's insides for each input,
+    its mean-pooled hidden state at every layer; the agent scores each input's chance of
+    being out of domain. An agent that trains gets the in-domain train split only
+    (one-class) through ``env.unwrapped.training_data()``, labelled with the in-domain
+    topic of each text (so that classifier-based detectors, max softmax probability and
+    energy, have a classifier to read). Built on
+    :class:`~icmlgym.envs.prediction.base.PredictionTaskEnv`; states come from
+    :mod:`icmlgym.envs.insides.states` (cached per text).
+
+Action Space:
+    ``Box(0, 1, (batch_size,))``: one OOD score per input (higher = more likely OOD).
+
+Observation Space:
+    ``Dict(inputs=Box(-inf, inf, (batch_size, 7, 384)), step=Discrete(n_batches))``: per
+    input, the embedding output and the 6 transformer layers, mean-pooled over tokens.
+
+Rewards:
+    0 until the last step, then the episode's AUROC (OOD = positive class).
+
+Starting State:
+    ``reset(seed)`` draws the episode's ``batch_size x n_batches`` inputs without
+    replacement from the evaluated split (seeded).
+
+Episode End:
+    After ``n_batches`` steps (terminated).
+
+Arguments:
+    ``batch_size`` (16), ``n_batches`` (4), ``ood_fraction`` (0.5, the share of OOD inputs
+    in the evaluated split), ``in_topics``, ``out_topics`` (standard-library topics of
+    :data:`icmlgym.corpora.text.STDLIB_TOPICS`), ``split`` ("test"; "val" for tuning:
+    disjoint texts).
+
+Metrics:
+    ``auroc`` (primary), ``fpr95`` (false-positive rate at 95% TPR), ``aupr`` (OOD positive).
+
+Version History:
+    v0: first version.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from icmlgym.catalog import require_extra
+
+require_extra("text", what="icmlgym/LayerOOD-v0")
+
+from icmlgym.envs.insides.states import IN_TOPICS, OUT_TOPICS, corpus_states  # noqa: E402
+from icmlgym.envs.prediction.base import PredictionTaskEnv  # noqa: E402
+from icmlgym.envs.prediction.metrics import aupr, auroc, fpr_at_tpr  # noqa: E402
+
+
+class LayerOODEnv(PredictionTaskEnv):
+    """Out-of-domain detection from per-layer hidden states of docstring text (see the module docstring)."""
+
+    primary = "auroc"
+
+    def __init__(self, batch_size: int = 16, n_batches: int = 4, ood_fraction: float = 0.5,
+                 in_topics: Sequence[str] = IN_TOPICS, out_topics: Sequence[str] = OUT_TOPICS, split: str = "test") -> None:
+        if not 0.0 < ood_fraction < 1.0:
+            raise ValueError(f"ood_fraction must be in (0, 1), got {ood_fraction}")
+        from icmlgym.corpora.text import STDLIB_TOPICS
+
+        unknown = [t for t in (*in_topics, *out_topics) if t not in STDLIB_TOPICS]
+        if unknown:
+            raise ValueError(f"unknown topics {unknown}; topics: {sorted(STDLIB_TOPICS)}")
+        self.ood_fraction = float(ood_fraction)
+        self.in_topics, self.out_topics = tuple(in_topics), tuple(out_topics)
+        super().__init__(batch_size, n_batches, split)
+
+    def pool(self, split: str) -> tuple[np.ndarray, np.ndarray]:
+        x, ood, topic = corpus_states(self.in_topics, self.out_topics)[split]
+        if split == "train":  # one-class: in-domain texts, labelled with their topic
+            return x, topic
+        # subsample the larger side so that OOD inputs make up ood_fraction (fixed, not seeded by the episode)
+        rng = np.random.default_rng(7)
+        ins, outs = np.flatnonzero(ood == 0), np.flatnonzero(ood == 1)
+        n_out = min(len(outs), int(round(len(ins) * self.ood_fraction / (1 - self.ood_fraction))))
+        n_in = min(len(ins), int(round(n_out * (1 - self.ood_fraction) / self.ood_fraction)))
+        keep = np.sort(np.concatenate([rng.choice(ins, n_in, replace=False), rng.choice(outs, n_out, replace=False)]))
+        return x[keep], ood[keep]
+
+    def task_metrics(self, labels: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
+        return {"auroc": auroc(labels, predictions), "fpr95": fpr_at_tpr(labels, predictions), "aupr": aupr(labels, predictions)}
+
+
+__all__ = ["LayerOODEnv"]
