@@ -64,13 +64,13 @@ def _docs_of(module_name: str, topic: str, min_words: int) -> Iterable[Document]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mod = importlib.import_module(module_name)
-    seen: set[int] = set()
+    seen: set[str] = set()  # by value: ids of freed docstrings are reused, so an id set would drop texts at random
 
     def emit(obj, qual: str):
         doc = inspect.getdoc(obj) if obj is not mod else mod.__doc__
-        if not doc or id(doc) in seen:
+        if not doc or doc in seen:
             return
-        seen.add(id(doc))
+        seen.add(doc)
         text = clean(doc)
         if len(text.split()) >= min_words:
             yield Document(topic, module_name, qual, text)
