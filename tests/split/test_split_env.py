@@ -123,3 +123,11 @@ def test_the_agents_follow_their_rules():
     assert m["split-rc2"]["attacks"] == 0 and m["split-rc2"]["split_depth"] == m["split-rc2"]["gpz_depth"]
     assert m["split-oracle"]["attacks"] == 5
     assert m["split-shallow-noise"]["split_depth"] == 1 and m["split-shallow-noise"]["attacks"] >= 2
+
+
+@pytest.mark.parametrize("attacker", ["decoder-large", "rmle"])
+def test_the_other_attackers_reconstruct_from_the_first_block(attacker):
+    """The stronger decoder and the white-box rMLE attack beat guessing the mean at block 0 (few steps)."""
+    e = icmlgym.make(ENV, **{**SMOKE, "attack_steps": 40}, model_seed=0, attacker=attacker).unwrapped
+    res = e.run_attack(0, 0.0, seed=0)
+    assert 0.0 < res.normalised_error < 1.0 and res.gradient_steps == (120 if attacker == "decoder-large" else 40)
