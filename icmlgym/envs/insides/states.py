@@ -6,7 +6,9 @@ document's split comes from a hash of its text (the corpus's own hash, read as a
 0-9): in-domain 0-6 train, 7 val, 8-9 test; out-of-domain 0-2 val, 3-9 test. OOD text is
 never in the train split (one-class training). The states are the shipped sentence
 encoder's mean-pooled hidden states (embedding output and its 6 layers), cached per text
-by :class:`icmlgym.corpora.embeddings.SentenceEncoder`, and memoised per process.
+by :class:`icmlgym.corpora.embeddings.SentenceEncoder` in its own cache namespace, and
+memoised per process. Texts are encoded one at a time: in a padded batch a text's states
+depend (in the last bits) on its batch-mates, and the recorded rollout hashes them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,27 @@ def _split_of(digit: int, ood: bool) -> str:
     return "train" if digit < 7 else ("val" if digit == 7 else "test")
 
 
+def _read_docstrings(topics: tuple[str, ...]) -> dict[str, str]:
+    """Text -> topic of the topics' docstrings, read in a fresh interpreter.
+
+    A module's docstrings depend on what the process imported before (libraries patch the
+    standard library: importing torch replaces a function of :mod:`inspect`), so the corpus is
+    read where nothing else is imported: the same texts in a test run, a check and a benchmark.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys; from icmlgym.corpora.text import docstrings; "
+            "print(json.dumps({d.text: d.topic for d in docstrings(sys.argv[1:])}))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", code, *topics], capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"reading the docstring corpus failed: {out.stderr.strip().splitlines()[-1:]}")
+    return json.loads(out.stdout)
+
+
 @functools.lru_cache(maxsize=8)
 def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per split: hidden states ``(n, 7, 384)``, OOD flags ``(n,)`` and in-domain topic ids ``(n,)`` (-1 for OOD).
@@ -40,18 +63,25 @@ def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> di
     if not in_topics or not out_topics or set(in_topics) & set(out_topics):
         raise ValueError(f"in_topics and out_topics must be non-empty and disjoint, got {in_topics} and {out_topics}")
     from icmlgym.corpora.embeddings import SentenceEncoder
-    from icmlgym.corpora.text import docstrings
 
-    docs = docstrings(list(in_topics) + list(out_topics))
-    texts = sorted({d.text: d for d in docs}.items())  # one entry per distinct text, in a fixed order
-    states = SentenceEncoder().encode([t for t, _ in texts], layers=True)
+    texts = sorted(_read_docstrings(tuple(in_topics) + tuple(out_topics)).items())  # distinct texts, fixed order
+    from icmlgym.cache import Cache
+
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread, one text at a time: the same bits on every run (the rollout hashes them)
+    try:
+        states = SentenceEncoder(batch_size=1, cache=Cache("insides-states")).encode([t for t, _ in texts], layers=True)
+    finally:
+        torch.set_num_threads(threads)
     out: dict[str, tuple[list, list, list]] = {s: ([], [], []) for s in ("train", "val", "test")}
-    for (text, doc), st in zip(texts, states):
-        ood = doc.topic in out_topics
+    for (text, doc_topic), st in zip(texts, states):
+        ood = doc_topic in out_topics
         xs, ys, ts = out[_split_of(_digit(text), ood)]
         xs.append(st)
         ys.append(int(ood))
-        ts.append(-1 if ood else in_topics.index(doc.topic))
+        ts.append(-1 if ood else in_topics.index(doc_topic))
     return {s: (np.asarray(x, np.float32).reshape(-1, *states.shape[1:]), np.asarray(y, np.int64), np.asarray(t, np.int64))
             for s, (x, y, t) in out.items()}
 
