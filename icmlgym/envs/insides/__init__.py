@@ -31,8 +31,8 @@ CARDS = [
         reference_agent="ood-sae-transitions",
         baselines=("ood-msp", "ood-energy", "ood-mahalanobis-last", "ood-knn-last", "ood-sae-transitions-random", "random"),
         # random: AUROC 0.5 in expectation; reference: ood-sae-transitions, mean over seeds 0-2 x 2 episodes of
-        # `icmlgym.run("icmlgym/LayerOOD-v0", "ood-sae-transitions", seeds=3)` (0.680; range 0.578-0.747)
-        score_refs={"smoke": (0.5, 0.680)},
+        # `icmlgym.run("icmlgym/LayerOOD-v0", "ood-sae-transitions", seeds=3)` (0.594; range 0.539-0.676)
+        score_refs={"smoke": (0.5, 0.594)},
         suites=("insides",),
         description="flag out-of-domain docstrings from MiniLM's per-layer hidden states, scored by AUROC",
     )
