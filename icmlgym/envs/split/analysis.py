@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icmlgym.envs.split.model import DATA_TYPES, _dataset, rc2_stats
+from icmlgym.envs.split.model import DATA_TYPES, dataset, rc2_stats
 
 
 @dataclass
@@ -55,10 +55,10 @@ def rc2_over_training(data: str = "digits", depth: int = 4, width: int = 64, ste
     if not (np.isfinite(skew) and skew >= 0):
         raise ValueError(f"skew must be a finite number >= 0, got {skew!r}")
     rng = np.random.default_rng(seed)
-    d = _dataset(data, "train")
+    d = dataset(data, "train")
     keep = rng.random(len(d.y)) < np.exp(-float(skew) * d.y)
     x, y = torch.as_tensor(d.x[keep]), np.asarray(d.y[keep])
-    test = _dataset(data, "test")
+    test = dataset(data, "test")
     xt, yt = torch.as_tensor(test.x), np.asarray(test.y)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

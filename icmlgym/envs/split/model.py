@@ -59,7 +59,7 @@ def load_classifier(data: str, depth: int, width: int, steps: int, seed: int):
     return zoo.load("digits-mlp", "smoke", overrides=overrides, seed=int(seed))
 
 
-def _dataset(data: str, split: str):
+def dataset(data: str, split: str):
     from icmlgym.corpora import vision
 
     return vision.digits(split) if data == "digits" else vision.signals(split)
@@ -119,7 +119,7 @@ def split_model(data: str, depth: int, width: int, steps: int, seed: int) -> Spl
         p.requires_grad_(False)
     x, y = {}, {}
     for split in ("train", "val", "test"):
-        d = _dataset(data, split)
+        d = dataset(data, split)
         x[split], y[split] = torch.as_tensor(d.x), np.asarray(d.y)
     table, flops = block_table(net, x, y)
     with torch.no_grad():
