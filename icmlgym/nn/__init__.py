@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from icmlgym.nn.counters import STANDARD_COUNTERS, CostMeter, count_flops
-from icmlgym.nn.runtime import RunContext, current, determinism, resolve_device, run_context, seed_everything, torch_threads
+from icmlgym.nn.runtime import RunContext, current, determinism, fixed_threads, resolve_device, run_context, seed_everything, torch_threads
 
 _LAZY = {"Budget": "icmlgym.nn.train", "TrainResult": "icmlgym.nn.train", "train_loop": "icmlgym.nn.train"}
 
@@ -35,5 +35,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "STANDARD_COUNTERS", "Budget", "CostMeter", "RunContext", "TrainResult", "count_flops", "current",
-    "determinism", "resolve_device", "run_context", "seed_everything", "torch_threads", "train_loop",
+    "determinism", "fixed_threads", "resolve_device", "run_context", "seed_everything", "torch_threads", "train_loop",
 ]

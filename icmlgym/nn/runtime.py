@@ -92,6 +92,19 @@ def run_context(device: str = "cpu", threads: int = 1) -> Iterator[RunContext]:
             torch.set_num_threads(old_threads)
 
 
+@contextlib.contextmanager
+def fixed_threads(threads: int = 1) -> Iterator[RunContext]:
+    """Run the block at a fixed torch thread count, on the run's device (``cpu`` outside a run).
+
+    For computations that define an env's behaviour (a classifier it trains, an attack it
+    runs): float sums depend on the thread count, so the env must not inherit whatever
+    count the process happens to have, or its recorded rollout would vary with it.
+    """
+    ctx = current()
+    with run_context(ctx.device if ctx is not None else "cpu", threads) as inner:
+        yield inner
+
+
 def torch_threads() -> int | None:
     """The run's thread count (None outside a run: leave torch's default)."""
     ctx = current()
@@ -176,4 +189,4 @@ def determinism(device: str | None = None) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CUDA_TOLERANCE", "DEVICES", "RunContext", "current", "determinism", "resolve_device", "run_context", "seed_everything", "torch_threads"]
+__all__ = ["CUDA_TOLERANCE", "DEVICES", "RunContext", "current", "determinism", "fixed_threads", "resolve_device", "run_context", "seed_everything", "torch_threads"]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from icmlgym.catalog import Resources, Tier, TrainBudget
-from icmlgym.nn import CostMeter, count_flops, current, determinism, resolve_device, run_context, seed_everything
+from icmlgym.nn import CostMeter, count_flops, current, determinism, fixed_threads, resolve_device, run_context, seed_everything
 
 
 def test_seed_everything_makes_python_numpy_and_torch_repeat():
@@ -74,3 +74,18 @@ def test_resources_and_training_budget():
         Tier(train_unit="parsecs")
     with pytest.raises(ValueError, match=">= 0"):
         TrainBudget(-1)
+
+
+def test_fixed_threads_sets_the_count_keeps_the_runs_device_and_restores():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with fixed_threads():
+            assert torch.get_num_threads() == 1 and current().device == "cpu"
+        assert torch.get_num_threads() == 2
+        with run_context("cpu", threads=2):
+            with fixed_threads(1):
+                assert torch.get_num_threads() == 1
+            assert torch.get_num_threads() == 2 and current().threads == 2
+    finally:
+        torch.set_num_threads(before)

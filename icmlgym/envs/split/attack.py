@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from icmlgym.nn.counters import CostMeter
+from icmlgym.nn.runtime import fixed_threads
 
 ATTACKERS: tuple[str, ...] = ("inverse-net", "decoder-large", "rmle")
 
@@ -110,6 +111,12 @@ def attack(net, x_aux: torch.Tensor, x_target: torch.Tensor, block: int, sigma: 
     """Run ``attacker`` against the split after ``block`` with defence ``sigma``; see the module docstring."""
     if attacker not in ATTACKERS:
         raise ValueError(f"attacker must be one of {ATTACKERS}, got {attacker!r}")
+    with fixed_threads():  # the attack's outcome is part of the env's behaviour: not the process's thread count
+        return _attack(net, x_aux, x_target, block, sigma, rms, attacker, steps, seed, meter)
+
+
+def _attack(net, x_aux: torch.Tensor, x_target: torch.Tensor, block: int, sigma: float, rms: float, attacker: str,
+            steps: int, seed: int, meter: CostMeter | None) -> AttackResult:
     gen = torch.Generator().manual_seed(int(seed) + 2)
     with torch.no_grad():
         z_aux = represent(net, x_aux, block, sigma, rms, gen)

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from icmlgym.nn.runtime import fixed_threads
+
 DATA_TYPES: dict[str, dict[str, Any]] = {
     "digits": {"data": "digits", "in_shape": [1, 8, 8]},
     "signals": {"data": "signals", "in_shape": [1, 40]},
@@ -113,6 +115,11 @@ def split_model(data: str, depth: int, width: int, steps: int, seed: int) -> Spl
     key = (data, int(depth), int(width), int(steps), int(seed))
     if key in _MODELS:
         return _MODELS[key]
+    with fixed_threads():  # the classifier and its table define the env: not the process's thread count
+        return _build_split_model(key, data, depth, width, steps, seed)
+
+
+def _build_split_model(key: tuple, data: str, depth: int, width: int, steps: int, seed: int) -> SplitModel:
     zm = load_classifier(data, depth, width, steps, seed)
     net = zm.model.eval()
     for p in net.parameters():
