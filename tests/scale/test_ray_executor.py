@@ -271,7 +271,8 @@ def test_timed_out_run_under_a_memory_limit_leaves_no_process_behind(ray_executo
     ex = RayExecutor(memory_limit_mb=2000)
     (hang,) = make_tasks(BANDIT, agent("HangAgent"), seeds=[0], agent_kwargs={"pidfile": str(pidfile)})
     # the hung run only; long enough for the child to start and load the agent on a loaded machine
-    hang.timeout = 15
+    # (15 s was not, with two test runs sharing the 2 cores: the Ray worker's warm server pre-imports icmlgym)
+    hang.timeout = 30
     records = list(ex.imap([hang]))
     assert records[0].status == "timeout"
     assert pidfile.exists(), "the run's child never reached the agent within its timeout"
