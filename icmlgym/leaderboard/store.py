@@ -30,6 +30,7 @@ from sqlalchemy.engine import make_url
 from icmlgym.catalog import UnknownEnvError, canonical_json, card, suite, task_label
 from icmlgym.leaderboard import schema as S
 from icmlgym.leaderboard.integrity import content_hash, damaged_runs, records_from_rows, wal_damage
+from icmlgym.leaderboard.migrations import MIGRATIONS
 from icmlgym.runner.record import EpisodeRecord, RunRecord
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -343,9 +344,9 @@ class Store:
                 )
             elif version < S.SCHEMA_VERSION:
                 for v in range(version, S.SCHEMA_VERSION):
-                    if v not in S.MIGRATIONS:
+                    if v not in MIGRATIONS:
                         raise StoreError(f"no migration from leaderboard schema version {v}; cannot open {self.display_url}")
-                    S.MIGRATIONS[v](conn)
+                    MIGRATIONS[v](conn)
                 conn.execute(S.meta.update().where(S.meta.c.key == "schema_version").values(value=str(S.SCHEMA_VERSION)))
                 conn.execute(S.meta.delete().where(S.meta.c.key == f"migrated_from_{version}"))
                 conn.execute(S.meta.insert().values(key=f"migrated_from_{version}", value=_now()))

@@ -35,7 +35,8 @@ from icmlgym.catalog import TaskCard, card
 from icmlgym.envs import register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
 from icmlgym.runner import provenance
-from icmlgym.runner.loop import RunTask, add_cost, ensure_registered, task_env_kwargs, base_record, execute
+from icmlgym.runner.loop import execute
+from icmlgym.runner.task import RunTask, add_cost, base_record, ensure_registered, task_env_kwargs
 from icmlgym.runner.record import EpisodeRecord, RunRecord
 from icmlgym.runner.rollout import episode_seed
 

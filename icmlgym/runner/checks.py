@@ -18,7 +18,8 @@ def checked_record(task: Any, message: Any, elapsed: float = 0.0, meta: dict[str
 
     The record's env id, agent (name, entry point and, when the task fixes it, source
     hash), seed and tier must be the task's."""
-    from icmlgym.runner.loop import base_record, failed_record
+    from icmlgym.runner.loop import failed_record
+    from icmlgym.runner.task import base_record
 
     def bad(why: str) -> RunRecord:
         return failed_record(task, "failed", cap_text(f"the worker's result was rejected: {why}"), elapsed, meta)

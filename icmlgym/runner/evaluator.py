@@ -219,7 +219,7 @@ def _agent_died(sandbox: Sandbox) -> str:
 
 def evaluate(task: Any) -> RunRecord:
     """Run one isolated task (see the module docstring); never raises for the agent's failures."""
-    from icmlgym.runner.loop import add_cost, add_gpu_seconds, ensure_registered, task_env_kwargs, spec_dict, base_record
+    from icmlgym.runner.task import add_cost, add_gpu_seconds, ensure_registered, task_env_kwargs, spec_dict, base_record
 
     register_all()
     t_start = time.perf_counter()

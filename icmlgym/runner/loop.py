@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from icmlgym.agents.loading import LoadedAgent, load_agent
 from icmlgym.agents.multi import DictAgent
 from icmlgym.agents.protocol import AgentSpec
-from icmlgym.catalog import TaskCard, card, short_hash
-from icmlgym.codehash import code_hash, env_source_hash
+from icmlgym.catalog import card, short_hash
 from icmlgym.envs import make, register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
 from icmlgym.redaction import redact, redact_text, secret_values
@@ -27,119 +25,18 @@ from icmlgym.runner.channel import cap_text
 from icmlgym.runner.lean_env import runner_env
 from icmlgym.runner.record import RunRecord
 from icmlgym.runner.rollout import episode_seed, rollout
-
-
-@dataclass
-class RunTask:
-    """Everything a worker needs to execute one run (picklable when ``agent`` is a string)."""
-
-    env_id: str
-    agent: Any
-    seed: int
-    tier: str = "smoke"
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    agent_kwargs: dict[str, Any] = field(default_factory=dict)
-    episodes: int | None = None  # overrides the tier's episode count
-    device: str = "cpu"
-    suite: str = ""
-    card: TaskCard | None = None  # carried so workers know envs registered at run time
-    isolation: Any = None  # an icmlgym.runner.evaluator.Isolation: run the agent sandboxed (see evaluate)
-    timeout: float | None = None  # seconds for this run, overriding the executor's timeout (process and ray)
-
-    def __post_init__(self) -> None:
-        if self.card is None:
-            self.card = card(self.env_id)
-
-
-def task_env_kwargs(c: TaskCard, task: RunTask) -> dict[str, Any]:
-    """The kwargs a task's env is made with: the tier's, then the task's own (and the device for torch envs)."""
-    kwargs = {**c.tier(task.tier).env_kwargs, **task.env_kwargs}
-    if c.resources.device:  # an env that computes with torch gets the run's device (unless the user set one)
-        kwargs.setdefault("device", task.device)
-    return kwargs
-
-
-def spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The env spec a record stores: id, kwargs, entry point and the registered step limit."""
-    spec = getattr(env, "spec", None)
-    out: dict[str, Any] = {"id": c.id, "kwargs": redact(kwargs), "entry_point": c.entry_point}
-    if spec is not None and hasattr(spec, "max_episode_steps"):
-        out["max_episode_steps"] = spec.max_episode_steps
-    return out
-
-
-def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None) -> RunRecord:
-    c = task.card or card(task.env_id)
-    kwargs = task_env_kwargs(c, task)
-    if task.isolation is not None:  # a submission's identity comes from its bytes, never from loading it
-        meta = task.isolation.meta(c)
-    else:
-        meta = agent_meta(loaded, c) if loaded else (meta or {})
-        if not meta.get("code_hash"):
-            # the worker died or timed out before it reported: hash the code here, as task_key does
-            meta = {**_task_meta(task), **{k: v for k, v in meta.items() if v}}
-    return RunRecord(
-        env_id=c.id,
-        agent_name=meta.get("name") or _agent_label(task),
-        seed=int(task.seed),
-        tier=task.tier,
-        env_kwargs=redact(dict(task.env_kwargs)),
-        env_spec={"id": c.id, "kwargs": redact(kwargs), "entry_point": c.entry_point},
-        agent_entry_point=meta.get("entry_point") or _agent_label(task),
-        agent_source_hash=meta.get("source_hash", ""),
-        code_hash=meta.get("code_hash", ""),
-        env_source_hash=env_source_hash(c.entry_point),
-        agent_kwargs=redact(dict(task.agent_kwargs)),
-        hardware=provenance.hardware(),
-        versions=provenance.versions(),
-        git_commit=provenance.git_commit(),
-        suite=task.suite,
-        device={"requested": task.device, "type": "cpu", "name": provenance.cpu_model()},
-    )
-
-
-def add_cost(total: dict[str, float], cost: dict[str, Any]) -> None:
-    """Add an episode's cost counters into a run's totals."""
-    for k, v in cost.items():
-        total[k] = total.get(k, 0.0) + float(v)
-
-
-def add_gpu_seconds(record: RunRecord) -> None:
-    """GPU-seconds as a cost counter of a run on CUDA: each episode's wall time plus an equal
-    share of the training time, so that the episodes (which scoring sums) add up to the run."""
-    share = record.train_wall_time / max(1, len(record.episodes))
-    for e in record.episodes:
-        e.cost["gpu_seconds"] = e.wall_time + share
-
-
-def ensure_registered(task: RunTask) -> None:
-    """In a worker process, register a card the parent registered at run time."""
-    from icmlgym.catalog import UnknownEnvError
-    from icmlgym.registry import register
-
-    try:
-        card(task.env_id)
-    except UnknownEnvError:
-        if task.card is None:
-            raise
-        register(task.card)
-
-
-def agent_meta(loaded: LoadedAgent, c: TaskCard | None = None) -> dict[str, str]:
-    """The loaded agent's name, entry point, source hash and (given the env's card) code hash."""
-    meta = {"name": loaded.name, "entry_point": loaded.entry_point, "source_hash": loaded.source_hash}
-    if c is not None:
-        meta["code_hash"] = code_hash(loaded.source_hash, loaded.code_files, c.entry_point)
-    return meta
-
-
-def _task_meta(task: RunTask) -> dict[str, str]:
-    """Agent metadata of a task, loading the agent here (empty when it cannot be loaded)."""
-    try:
-        loaded = load_agent(task.agent, **task.agent_kwargs)
-    except Exception:
-        return {}
-    return agent_meta(loaded, task.card or card(task.env_id))
+from icmlgym.runner.task import (
+    RunTask,
+    add_cost,
+    add_gpu_seconds,
+    agent_label,
+    agent_meta,
+    base_record,
+    ensure_registered,
+    spec_dict,
+    task_env_kwargs,
+    task_meta,
+)
 
 
 def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = None) -> RunRecord:
@@ -240,17 +137,6 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
     return record
 
 
-def _agent_label(task: RunTask) -> str:
-    if task.isolation is not None:
-        return task.isolation.name
-    a = task.agent
-    if isinstance(a, str):
-        return a  # a shipped name is its own label; a spec string is the best name we have
-    if isinstance(a, LoadedAgent):
-        return a.name
-    return getattr(a, "name", "") or getattr(a, "__name__", "") or type(a).__name__
-
-
 def failed_record(task: RunTask, status: str, error: str, wall_time: float = 0.0, meta: dict[str, str] | None = None) -> RunRecord:
     """A record for a run whose worker timed out or died before it could report.
 
@@ -269,8 +155,8 @@ def task_key(task: RunTask) -> str:
 
     c = task.card or card(task.env_id)
     # an isolated task is never imported here: its identity came from its bytes
-    meta = task.isolation.meta(c) if task.isolation is not None else _task_meta(task)
-    name, code = meta.get("name") or _agent_label(task), meta.get("code_hash", "")
+    meta = task.isolation.meta(c) if task.isolation is not None else task_meta(task)
+    name, code = meta.get("name") or agent_label(task), meta.get("code_hash", "")
     hidden = task.isolation is not None and bool(task.isolation.options.hidden_seeds)
     return run_key(c.id, redact(task.env_kwargs), task.tier, name, code, task.seed, redact(task.agent_kwargs), task.device, hidden)
 

@@ -45,7 +45,8 @@ from typing import Any, Iterable, Iterator
 
 from icmlgym.catalog import card, require_extra
 from icmlgym.runner.checks import checked_record
-from icmlgym.runner.loop import RunTask, agent_meta, execute, failed_record
+from icmlgym.runner.loop import execute, failed_record
+from icmlgym.runner.task import RunTask, agent_meta
 from icmlgym.runner.record import RunRecord
 
 # Read by Ray when it is imported: on Linux, False makes a node advertise 127.0.0.1
