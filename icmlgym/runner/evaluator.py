@@ -91,26 +91,70 @@ def hidden_seed(secret: bytes, env_id: str, seed: int | None) -> int | None:
 # instance or catalog): hidden for submissions unless the task fixes them explicitly
 INSTANCE_KWARGS = ("instance_seed", "catalog_seed")
 
+# dict-valued constructor arguments that build a generated instance from a seed inside the dict,
+# as (argument, {kind that is generated}, seed key, default kind): Screening's embedded library
+# (``library={"kind": "embedded", ...}``) is one, and its ground truth is only as hidden as its seed
+NESTED_INSTANCE_SEEDS = (("library", ("embedded",), "seed", "embedded"),)
 
-def hidden_instance_kwargs(c: Any, task: Any, secret: bytes) -> dict[str, int]:
-    """The env's instance arguments (:data:`INSTANCE_KWARGS` its constructor takes and the task does
-    not set), each given a value derived from the board's secret and the run seed."""
+
+def _constructor_params(entry_point: str) -> dict[str, Any]:
+    """The keyword parameters of an env's constructor, its base classes' included (``**kwargs`` passes them on)."""
     import importlib
     import inspect
 
-    module, _, attr = c.entry_point.partition(":")
+    module, _, attr = entry_point.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    params: dict[str, Any] = {}
+    for klass in (obj.__mro__ if inspect.isclass(obj) else (obj,)):
+        init = klass.__init__ if inspect.isclass(obj) else klass
+        try:
+            sig = inspect.signature(init)
+        except (TypeError, ValueError):
+            continue
+        for name, p in sig.parameters.items():
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self":
+                params.setdefault(name, p.default)
+    return params
+
+
+def hidden_instance_kwargs(c: Any, task: Any, secret: bytes, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The env's instance arguments that the task does not set, each given a value derived from the
+    board's secret and the run seed: :data:`INSTANCE_KWARGS` its constructor takes, and the seed
+    inside a generated dict argument (:data:`NESTED_INSTANCE_SEEDS`) that does not give one.
+    ``kwargs``: the env kwargs the run uses (the tier's and the task's)."""
     try:
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        params = inspect.signature(obj).parameters
+        params = _constructor_params(c.entry_point)
     except (ImportError, AttributeError, TypeError, ValueError):
         return {}
-    return {
+    hidden: dict[str, Any] = {
         k: hidden_seed(secret, f"{c.id}/{k}", task.seed)
         for k in INSTANCE_KWARGS
         if k in params and k not in task.env_kwargs
     }
+    used = kwargs if kwargs is not None else task.env_kwargs
+    for arg, kinds, seed_key, default_kind in NESTED_INSTANCE_SEEDS:
+        if arg not in params:
+            continue
+        value = used.get(arg, params[arg])
+        if isinstance(value, str):
+            value = {"kind": value}
+        if isinstance(value, dict) and value.get("kind", default_kind) in kinds and seed_key not in value:
+            hidden[arg] = {**value, seed_key: hidden_seed(secret, f"{c.id}/{arg}.{seed_key}", task.seed)}
+    return hidden
+
+
+def hidden_names(hidden: dict[str, Any]) -> list[str]:
+    """The hidden arguments as the record lists them (``library.seed`` for a nested seed)."""
+    nested = {arg: key for arg, _, key, _ in NESTED_INSTANCE_SEEDS}
+    return sorted(f"{k}.{nested[k]}" if isinstance(v, dict) and k in nested else k for k, v in hidden.items())
+
+
+def shown_hidden(hidden: dict[str, Any]) -> dict[str, Any]:
+    """The hidden arguments as the record's env spec shows them: each value (or nested seed) ``<hidden>``."""
+    nested = {arg: key for arg, _, key, _ in NESTED_INSTANCE_SEEDS}
+    return {k: ({**v, nested[k]: "<hidden>"} if isinstance(v, dict) and k in nested else "<hidden>") for k, v in hidden.items()}
 
 
 class HiddenSeedEnv:
@@ -237,11 +281,11 @@ def evaluate(task: Any) -> RunRecord:
         tier = c.tier(task.tier)
         kwargs = task_env_kwargs(c, task)
         secrets = secret_values(kwargs, task.agent_kwargs)
-        hidden = hidden_instance_kwargs(c, task, opts.hidden_seeds) if opts.hidden_seeds else {}
+        hidden = hidden_instance_kwargs(c, task, opts.hidden_seeds, kwargs) if opts.hidden_seeds else {}
         env = make(c.id, **{**kwargs, **hidden})
-        record.env_spec = redact(spec_dict(c, env, {**kwargs, **{k: "<hidden>" for k in hidden}}))
+        record.env_spec = redact(spec_dict(c, env, {**kwargs, **shown_hidden(hidden)}))
         if hidden:
-            record.isolation["hidden_kwargs"] = sorted(hidden)
+            record.isolation["hidden_kwargs"] = hidden_names(hidden)
         agent = RemoteAgent(channel, opts.call_timeout, multi_agent=c.kind == "multi")
         agent.hello(_sandbox_load(iso, sandbox.mode), task.agent_kwargs, _public_spec(c, env, kwargs, task), opts.load_timeout,
                     [opts.agent_dir(sandbox.mode)] if opts.agent_path else [])
