@@ -1,0 +1,121 @@
+"""GEMQ on MoEQuantAlloc-v0: global mixed-precision allocation over every expert by one integer program.
+
+:func:`allocate_milp` is the core every allocator here shares (scipy's ``milp``, HiGHS): a
+multiple-choice knapsack with one binary ``x[e, j]`` per expert ``e`` and offered width ``j``,
+
+    minimise  sum_{e,j} cost[e, j] x[e, j]
+    s.t.      sum_j x[e, j] = 1                      (one width per expert)
+              sum_{e,j} size[e] bits[j] x[e, j] <= budget   (the memory cap, in weight-bits)
+
+GEMQ's cost is the second-order (empirical Fisher) estimate of the loss increase that the
+env reports for every (expert, width), comparable across layers, so the program is *global*;
+router fine-tuning follows every allocation; with ``rounds > 1`` the env re-estimates on the
+quantised model and the agent re-allocates (the progressive loop). The comparators (layer-wise,
+routing-frequency, uniform) are in :mod:`icmlgym.baselines.hardware`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from icmlgym.agents.protocol import BaseAgent
+from icmlgym.envs.hardware.moe_env import bits_to_action, expert_table
+
+IMPORTANCES = ("fisher", "output_error", "weight_error", "frequency")
+
+
+def allocate_milp(cost: np.ndarray, sizes: Sequence[float], bit_widths: Sequence[int], budget_bits: float) -> list[int]:
+    """The bit-width per expert minimising the summed ``cost[e, j]`` with ``sum size[e] * bits <= budget_bits``.
+
+    Raises ValueError when even the lowest width of every expert is over the budget or the
+    solver finds no solution."""
+    cost = np.asarray(cost, dtype=np.float64)
+    sizes = np.asarray(sizes, dtype=np.float64)
+    bits = np.asarray(bit_widths, dtype=np.float64)
+    E, B = cost.shape
+    if sizes.shape != (E,) or bits.shape != (B,):
+        raise ValueError(f"cost {cost.shape} needs {E} sizes and {B} bit-widths, got {sizes.shape} and {bits.shape}")
+    if not np.all(np.isfinite(cost)):
+        raise ValueError("cost must be finite")
+    lowest = float(sizes.sum() * bits.min())
+    if lowest > budget_bits * (1 + 1e-12):
+        raise ValueError(f"budget of {budget_bits:g} weight-bits is below the lowest width's {lowest:g}")
+    scale = float(np.abs(cost).max()) or 1.0
+    c = (cost / scale).reshape(-1)
+    one_each = np.kron(np.eye(E), np.ones(B))
+    memory = np.outer(sizes, bits).reshape(1, -1)
+    res = milp(
+        c,
+        constraints=[LinearConstraint(one_each, 1, 1), LinearConstraint(memory, -np.inf, budget_bits)],
+        integrality=np.ones(E * B),
+        bounds=Bounds(0, 1),
+        options={"mip_rel_gap": 1e-9},
+    )
+    if res.x is None:
+        raise ValueError(f"the allocation program has no solution: {res.message}")
+    choice = res.x.reshape(E, B).argmax(1)
+    return [int(bits[j]) for j in choice]
+
+
+def importance_cost(obs: dict[str, Any], importance: str) -> np.ndarray:
+    """The ``(E, B)`` cost an allocator minimises, from the observation."""
+    if importance in ("fisher", "output_error", "weight_error"):
+        return expert_table(obs, importance)
+    if importance == "frequency":  # routing frequency x the expert's relative weight error
+        return expert_table(obs, "experts")[:, 2:3] * expert_table(obs, "weight_error")
+    raise ValueError(f"importance must be one of {IMPORTANCES}, got {importance!r}")
+
+
+class MILPAllocator(BaseAgent):
+    """Allocate widths by :func:`allocate_milp` on an importance, globally or layer by layer.
+
+    ``scope="global"``: one program over all experts with the model's budget; ``"layer"``:
+    one program per layer, each with that layer's share of the budget (the cap's average
+    bits over the layer's weights), as layer-wise methods do. ``router_ft``: set the env's
+    router fine-tuning flag on every allocation.
+    """
+
+    def __init__(self, importance: str = "fisher", scope: str = "global", router_ft: bool = True) -> None:
+        super().__init__()
+        if importance not in IMPORTANCES:
+            raise ValueError(f"importance must be one of {IMPORTANCES}, got {importance!r}")
+        if scope not in ("global", "layer"):
+            raise ValueError(f"scope must be 'global' or 'layer', got {scope!r}")
+        self.importance, self.scope, self.router_ft = importance, scope, bool(router_ft)
+
+    def allocate(self, obs: dict[str, Any]) -> list[int]:
+        experts = expert_table(obs, "experts")
+        layer, sizes = experts[:, 0].astype(int), experts[:, 1]
+        widths = [int(b) for b in np.asarray(obs["bit_widths"])]
+        cap = float(np.asarray(obs["budget"])[0])
+        cost = importance_cost(obs, self.importance)
+        if self.scope == "global":
+            return allocate_milp(cost, sizes, widths, cap * sizes.sum())
+        bits = [0] * len(sizes)
+        for li in np.unique(layer):
+            idx = np.flatnonzero(layer == li)
+            for e, b in zip(idx, allocate_milp(cost[idx], sizes[idx], widths, cap * sizes[idx].sum())):
+                bits[int(e)] = b
+        return bits
+
+    def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
+        return bits_to_action(self.allocate(obs), [int(b) for b in np.asarray(obs["bit_widths"])], self.router_ft)
+
+
+class GEMQAgent(MILPAllocator):
+    """GEMQ: global program on the second-order loss estimate, router fine-tuning after each allocation.
+
+    Each step re-reads the estimates (taken by the env on the current quantised model), so over
+    ``rounds > 1`` this is the progressive re-estimation and re-allocation loop.
+    ``router_ft=False`` is the ablation "GEMQ without router fine-tuning".
+    """
+
+    def __init__(self, router_ft: bool = True) -> None:
+        super().__init__(importance="fisher", scope="global", router_ft=router_ft)
+
+
+__all__ = ["GEMQAgent", "IMPORTANCES", "MILPAllocator", "allocate_milp", "importance_cost"]

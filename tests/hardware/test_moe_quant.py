@@ -1,0 +1,234 @@
+"""MoEQuantAlloc-v0: the quantiser, the allocators, the env's measurements and its bad-input errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from icmlgym.catalog import extra_installed
+
+pytestmark = pytest.mark.skipif(not extra_installed("hardware"), reason="needs the [hardware] extra (torch, scipy)")
+
+ENV_ID = "icmlgym/MoEQuantAlloc-v0"
+
+
+@pytest.fixture(scope="module")
+def env():
+    import icmlgym
+
+    e = icmlgym.make(ENV_ID, avg_bits=2.5, n_calib=16, n_eval=16).unwrapped
+    yield e
+    e.close()
+
+
+# ----------------------------------------------------------------------------- quantiser
+def test_rtn_error_falls_with_bits_and_codes_stay_in_range():
+    import torch
+
+    from icmlgym.envs.hardware.quant import fake_quantize, quantize
+
+    w = torch.randn(24, 50, generator=torch.Generator().manual_seed(0))
+    errs = [float(((fake_quantize(w, b, 16) - w) ** 2).mean()) for b in (1, 2, 3, 4, 8)]
+    assert all(a > b for a, b in zip(errs, errs[1:])), errs
+    q, scale, lo = quantize(w, 3, 16)
+    assert q.shape == (24, 4, 16) and int(q.max()) <= 7 and scale.dtype == torch.float16
+    # every weight within half a step of its group's grid (scale and minimum are float16)
+    deq = fake_quantize(w, 3, 16)
+    step = scale.float().repeat_interleave(16, dim=2).reshape(24, -1)[:, :50]
+    assert float(((deq - w).abs() - step / 2).max()) < 1e-2
+
+
+def test_group_minimum_and_maximum_are_on_the_grid():
+    import torch
+
+    from icmlgym.envs.hardware.quant import fake_quantize
+
+    w = torch.tensor([[0.0, 1.0, 0.25, 0.5]])
+    assert torch.allclose(fake_quantize(w, 2, 4), torch.tensor([[0.0, 1.0, 1 / 3, 2 / 3]]), atol=1e-3)
+
+
+def test_memory_formula_and_quantized_linear():
+    import torch
+
+    from icmlgym.envs.hardware.quant import QuantizedLinear, fake_quantize, linear_bytes
+
+    assert linear_bytes(192, 48, 3, 32) == 192 * 48 * 3 / 8 + 192 * 2 * 4 + 192 * 2
+    assert linear_bytes(192, 48, None) == 192 * 48 * 2 + 192 * 2
+    lin = torch.nn.Linear(48, 192)
+    ql = QuantizedLinear(lin, 4, 32)
+    x = torch.randn(5, 48)
+    ref = torch.nn.functional.linear(x, fake_quantize(lin.weight, 4, 32), lin.bias.detach().half().float())
+    assert torch.allclose(ql(x), ref, atol=1e-6)
+    assert ql.nbytes() == linear_bytes(192, 48, 4, 32)
+
+
+@pytest.mark.parametrize("bits", [0, 9, 2.5, True, "3"])
+def test_bit_width_outside_1_to_8_is_refused(bits):
+    import torch
+
+    from icmlgym.envs.hardware.quant import fake_quantize
+
+    with pytest.raises(ValueError, match=f"got {bits!r}".replace("(", r"\(")):
+        fake_quantize(torch.zeros(2, 4), bits)
+
+
+# ----------------------------------------------------------------------------- allocators
+def test_milp_matches_brute_force():
+    from icmlgym.agents.hardware import allocate_milp
+
+    rng = np.random.default_rng(3)
+    widths = [2, 3, 4, 8]
+    for _ in range(5):
+        cost = np.sort(rng.random((5, 4)) * rng.random((5, 1)), axis=1)[:, ::-1]
+        sizes = rng.integers(1, 4, 5).astype(float)
+        budget = 3.0 * sizes.sum()
+        best = min(
+            (sum(cost[e, widths.index(b)] for e, b in enumerate(bits)), bits)
+            for bits in itertools.product(widths, repeat=5) if np.dot(sizes, bits) <= budget
+        )
+        got = allocate_milp(cost, sizes, widths, budget)
+        assert np.dot(sizes, got) <= budget
+        assert sum(cost[e, widths.index(b)] for e, b in enumerate(got)) == pytest.approx(best[0])
+
+
+def test_milp_refuses_a_budget_below_the_lowest_width():
+    from icmlgym.agents.hardware import allocate_milp
+
+    with pytest.raises(ValueError, match="below the lowest width"):
+        allocate_milp(np.ones((2, 2)), [1, 1], [2, 4], 3.0)
+
+
+def test_layerwise_keeps_each_layers_budget_and_gemq_may_move_bits_across_layers(env):
+    from icmlgym.agents.hardware import GEMQAgent
+    from icmlgym.baselines.hardware import LayerwiseAgent, UniformBitsAgent
+    from icmlgym.envs.hardware.moe_env import expert_table
+
+    obs, _ = env.reset(seed=0)
+    layer = expert_table(obs, "experts")[:, 0]
+    size = expert_table(obs, "experts")[:, 1]
+    lw = np.array(LayerwiseAgent().allocate(obs))
+    for li in np.unique(layer):
+        m = layer == li
+        assert np.dot(size[m], lw[m]) <= 2.5 * size[m].sum() + 1e-9
+    g = np.array(GEMQAgent().allocate(obs))
+    assert np.dot(size, g) <= 2.5 * size.sum() + 1e-9
+    # GEMQ's program minimises the summed Fisher estimate: never above the layer-wise allocation's
+    fisher = expert_table(obs, "fisher")
+    widths = list(env.bit_widths)
+    total = lambda bits: sum(fisher[e, widths.index(b)] for e, b in enumerate(bits))  # noqa: E731
+    assert total(g) <= total(lw) + 1e-12
+    act = UniformBitsAgent().act(obs, {})
+    assert [widths[i] for i in act[:-1]] == [2] * env.n_experts and act[-1] == 0
+
+
+# ----------------------------------------------------------------------------- env behaviour
+def test_estimates_track_measured_single_expert_sensitivity(env):
+    """The Fisher estimate at 2 bits ranks experts like the measured calibration-loss increase of
+    quantising that expert alone (rank correlation, calibration set of the episode)."""
+    from scipy.stats import spearmanr
+
+    from icmlgym.envs.hardware.moe_env import expert_table
+
+    obs, _ = env.reset(seed=1)
+    qm = env.qm
+    measured = []
+    for e in range(env.n_experts):
+        bits = [-1] * env.n_experts
+        bits[e] = 2
+        qm.apply(bits)
+        measured.append(qm.lm_metrics(env.calib)[0])
+    qm.apply([-1] * env.n_experts)
+    base = qm.lm_metrics(env.calib)[0]
+    # estimates in the reset state are taken with every other expert at 2 bits: re-estimate at full precision
+    est = qm.estimates(env.calib)
+    rho = spearmanr(est.fisher[:, 0], np.array(measured) - base).statistic
+    assert rho > 0.5, (est.fisher[:, 0], np.array(measured) - base)
+    assert expert_table(obs, "fisher").shape == (env.n_experts, 4)
+
+
+def test_episode_metrics_and_router_finetuning(env):
+    from icmlgym.envs.hardware.moe_env import bits_to_action
+
+    env.reset(seed=2)
+    router_before = [m.router.weight.clone() for m in env.qm.moes]
+    experts_before = [ex.fc.weight.clone() for _, _, ex in env.qm.experts]
+    bits = [3] * 4 + [2] * 4
+    _, reward, term, trunc, info = env.step(bits_to_action(bits, env.bit_widths, router_ft=True))
+    assert term and not trunc and "refused" not in info
+    m = info["metrics"]
+    assert m["avg_bits"] == pytest.approx(2.5)
+    assert m["memory_bytes"] <= m["cap_bytes"] + 1e-6 and 0 < m["memory_ratio"] < 0.25
+    assert m["router_ft_rounds"] == 1 and info["cost"]["router_ft_steps"] == env.router_ft_steps
+    assert m["router_shift"] > 0 and 0 < m["routing_agreement"] <= 1
+    assert any(not np.allclose(a, m_.router.weight) for a, m_ in zip(router_before, env.qm.moes))
+    # fine-tuning touches the routers only; the first four experts were re-quantised to 3 bits
+    for e, (_, _, ex) in enumerate(env.qm.experts):
+        fc3 = env.qm.table[(e, bits[e])][0]
+        assert np.array_equal(ex.fc.weight.numpy(), fc3.numpy())
+        assert (e < 4) != np.array_equal(ex.fc.weight.numpy(), experts_before[e].numpy())
+    assert np.isfinite(reward)
+
+
+def test_reset_restores_routers_and_lowest_widths(env):
+    from icmlgym.envs.hardware.moe_env import expert_table
+
+    obs, _ = env.reset(seed=2)
+    assert np.all(expert_table(obs, "experts")[:, 3] == 2)
+    for m, w in zip(env.qm.moes, env.qm.router_fp):
+        assert np.array_equal(m.router.weight.numpy(), w.numpy())
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_over_the_cap_is_refused_with_the_bytes_and_the_cap(env):
+    from icmlgym.envs.hardware.moe_env import bits_to_action
+
+    env.reset(seed=0)
+    over = [8] * env.n_experts
+    _, reward, term, _, info = env.step(bits_to_action(over, env.bit_widths))
+    assert reward == -env.refusal_penalty and term
+    assert "over the memory cap" in info["refused"] and "8.000 average bits" in info["refused"]
+    assert info["metrics"]["refusals"] == 1 and info["metrics"]["avg_bits"] == 2.0
+    with pytest.raises(ValueError, match=r"allocation \[8, 8, 8, 8, 8, 8, 8, 8\] needs \d+ bytes .* over the memory cap of \d+ bytes \(2.5 average bits\)"):
+        env.check_allocation(over)
+
+
+def test_strict_env_raises_on_an_allocation_over_the_cap():
+    import icmlgym
+    from icmlgym.envs.hardware.moe_env import bits_to_action
+
+    e = icmlgym.make(ENV_ID, avg_bits=3, strict=True, n_calib=8, n_eval=8).unwrapped
+    e.reset(seed=0)
+    with pytest.raises(ValueError, match="over the memory cap"):
+        e.step(bits_to_action([4] * e.n_experts, e.bit_widths))
+
+
+def test_a_bit_width_not_offered_is_named(env):
+    from icmlgym.envs.hardware.moe_env import bits_to_action
+
+    with pytest.raises(ValueError, match=r"bit-width 5 of expert 1 is not offered \(offered bit-widths: \[2, 3, 4, 8\]\)"):
+        bits_to_action([2, 5, 2, 2, 2, 2, 2, 2], env.bit_widths)
+    with pytest.raises(ValueError, match="bit-width 6 of expert 0 is not offered"):
+        env.check_allocation([6] + [2] * 7)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"avg_bits": 1.5}, "avg_bits must be a finite number >= the lowest offered bit-width 2, got 1.5"),
+    ({"avg_bits": float("nan")}, "avg_bits must be a finite number"),
+    ({"bit_widths": (2, 2, 4)}, "bit_widths must be distinct"),
+    ({"bit_widths": (2, 16)}, "a bit-width must be an integer in 1..8, got 16"),
+    ({"rounds": 0}, "rounds must be an integer >= 1, got 0"),
+    ({"router_ft_lr": -1.0}, "router_ft_lr must be a finite number > 0, got -1.0"),
+])
+def test_bad_constructor_arguments_are_named(kwargs, message):
+    from icmlgym.envs.hardware.moe_env import MoEQuantAllocEnv
+
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        MoEQuantAllocEnv(**kwargs)
+
+
+def test_invalid_action_names_the_space(env):
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action must be in MultiDiscrete"):
+        env.step(np.array([4] * 9))
