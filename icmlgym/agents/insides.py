@@ -1,6 +1,7 @@
-"""The SAE layer-transition OOD detector (the paper's method, one-class) and its shared core.
+"""The insides family's methods: the SAE layer-transition OOD detector (LayerOOD-v0) and
+APORIA-LP (HallucinationLabeling-v0), with the cores their baselines share.
 
-For each layer of the observed hidden states a TopK sparse autoencoder
+SAE transitions (one-class): for each layer of the observed hidden states a TopK sparse autoencoder
 (:func:`icmlgym.zoo.sae.train_sae`) is fitted on the in-domain training states; a ridge
 regression from one layer's codes to the next layer's codes models "which codes follow
 which". An input's features are each layer's reconstruction error and each transition's
@@ -129,4 +130,197 @@ class SAETransitionAgent(BaseAgent):
         return squash(self.score(obs["inputs"]))
 
 
-__all__ = ["LayerStandardiser", "SAETransitionAgent", "squash"]
+
+
+# ============================================================================ HallucinationLabeling-v0
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def unpack(obs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(embeddings ``(R, d)`` L2-normalised, prompt ids ``(R,)``, revealed labels ``(R,)`` (-1 unknown), annotations left)."""
+    prompt = np.asarray(obs["prompt"], np.int64)
+    emb = np.asarray(obs["embeddings"], np.float64).reshape(len(prompt), -1)
+    return unit_rows(emb), prompt, np.asarray(obs["labels"], np.float64), int(obs["budget_left"])
+
+
+def prompt_geometry(emb: np.ndarray, prompt: np.ndarray) -> np.ndarray:
+    """Per response, how it sits among the other responses to its prompt (no labels needed).
+
+    Columns: cosine similarity to the prompt's centroid, mean and max similarity to the other
+    responses, the share of near-duplicates (similarity > 0.95), the mean similarity z-scored
+    within the prompt, and the prompt's dispersion (1 - its mean pairwise similarity).
+    """
+    feats = np.zeros((len(emb), 6))
+    for p in np.unique(prompt):
+        idx = np.flatnonzero(prompt == p)
+        e = emb[idx]
+        sim = e @ e.T
+        m = len(idx)
+        off = sim - np.eye(m) * 2.0  # push the diagonal out of max / duplicate counts
+        mean_sim = (sim.sum(1) - np.diag(sim)) / max(m - 1, 1)
+        centre = unit_rows(e.mean(0, keepdims=True))[0]
+        feats[idx, 0] = e @ centre
+        feats[idx, 1] = mean_sim
+        feats[idx, 2] = off.max(1) if m > 1 else 1.0
+        feats[idx, 3] = (off > 0.95).sum(1) / max(m - 1, 1)
+        feats[idx, 4] = (mean_sim - mean_sim.mean()) / (mean_sim.std() + 1e-6)
+        feats[idx, 5] = 1.0 - mean_sim.mean()
+    return feats
+
+
+def self_consistency(emb: np.ndarray, prompt: np.ndarray) -> np.ndarray:
+    """1 - the mean cosine similarity of each response to the other responses of its prompt (higher = less consistent)."""
+    return 1.0 - prompt_geometry(emb, prompt)[:, 1]
+
+
+def two_means_threshold(s: np.ndarray) -> float:
+    """The threshold that splits scores into two groups with the least within-group variance (Otsu, 1-D)."""
+    v = np.sort(np.asarray(s, np.float64))
+    if len(v) < 2 or v[0] == v[-1]:
+        return float(v[-1]) + 1.0  # one group: nothing flagged
+    cuts = (v[:-1] + v[1:]) / 2
+    best, thr = np.inf, cuts[0]
+    for c in np.unique(cuts):
+        lo, hi = v[v <= c], v[v > c]
+        cost = lo.var() * len(lo) + hi.var() * len(hi)
+        if cost < best:
+            best, thr = cost, c
+    return float(thr)
+
+
+def scores_around(s: np.ndarray, threshold: float) -> np.ndarray:
+    """Map raw scores into [0, 1] so that ``threshold`` lands on 0.5 (a monotone map: AUROC is unchanged)."""
+    s = np.asarray(s, np.float64)
+    scale = s.std() + 1e-9
+    return squash(8.0 * (s - threshold) / scale)
+
+
+def fisher_direction(x: np.ndarray, y: np.ndarray, shrink: float = 0.1) -> np.ndarray | None:
+    """Fisher's discriminant direction from labelled rows (shrunk within-class scatter); None without two of each class."""
+    if (y == 0).sum() < 2 or (y == 1).sum() < 2:
+        return None
+    mu0, mu1 = x[y == 0].mean(0), x[y == 1].mean(0)
+    sw = np.cov(x[y == 0].T, bias=True) * (y == 0).sum() + np.cov(x[y == 1].T, bias=True) * (y == 1).sum()
+    sw = sw / len(y)
+    reg = shrink * np.trace(sw) / len(sw) + 1e-6
+    w = np.linalg.solve(sw + reg * np.eye(len(sw)), mu1 - mu0)
+    return w / (np.linalg.norm(w) + 1e-12)
+
+
+def label_spreading(z: np.ndarray, labelled: np.ndarray, y: np.ndarray, k: int = 10, alpha: float = 0.9) -> np.ndarray:
+    """Label spreading (Zhou et al. 2004) over a symmetric kNN graph of ``z``; returns P(class 1) per row.
+
+    Class-mass normalisation (Zhu et al. 2003) scales each class's spread mass to the labelled class shares.
+    """
+    n = len(z)
+    k = min(k, n - 1)
+    d2 = ((z[:, None, :] - z[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(d2, np.inf)
+    nn = np.argsort(d2, 1)[:, :k]
+    rows = np.repeat(np.arange(n), k)
+    dist = d2[rows, nn.ravel()]
+    sigma2 = np.median(dist) + 1e-12
+    w = np.zeros((n, n))
+    w[rows, nn.ravel()] = np.exp(-dist / sigma2)
+    w = np.maximum(w, w.T)
+    dinv = 1.0 / np.sqrt(w.sum(1) + 1e-12)
+    s = w * dinv[:, None] * dinv[None, :]
+    target = np.zeros((n, 2))
+    target[labelled, y.astype(int)] = 1.0
+    f = np.linalg.solve(np.eye(n) - alpha * s, target)
+    share = np.array([(y == 0).mean(), (y == 1).mean()])
+    f = f / (f.sum(0, keepdims=True) + 1e-12) * share
+    return f[:, 1] / (f.sum(1) + 1e-12)
+
+
+class LabellingAgent(BaseAgent):
+    """Base of HallucinationLabeling-v0's agents: query with :meth:`choose` while annotations are left, then predict.
+
+    Subclasses implement :meth:`predict` (scores in [0, 1] from the observation) and may
+    override :meth:`choose` (default: responses in a seeded random order, so that two agents
+    run with the same seed get the same labels).
+
+    Args:
+        max_labels: annotations to use at most (None: the whole budget; 0: none).
+    """
+
+    def __init__(self, max_labels: int | None = None) -> None:
+        super().__init__()
+        if max_labels is not None and max_labels < 0:
+            raise ValueError(f"max_labels must be >= 0 or None, got {max_labels}")
+        self.max_labels = max_labels
+        self._order: np.ndarray | None = None
+        self._asked = 0
+
+    def reset(self, seed, spec) -> None:
+        super().reset(seed, spec)
+        self._order = None
+        self._asked = 0
+
+    def choose(self, emb: np.ndarray, prompt: np.ndarray, labels: np.ndarray) -> int | None:
+        if self._order is None:
+            self._order = self.np_random.permutation(len(labels))
+        for i in self._order:
+            if labels[i] < 0:
+                return int(i)
+        return None
+
+    def predict(self, emb: np.ndarray, prompt: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
+        from icmlgym.envs.insides.hallucination import predict_action, query_action
+
+        emb, prompt, labels, left = unpack(obs)
+        limit = left if self.max_labels is None else min(left, self.max_labels - self._asked)
+        if limit > 0:
+            i = self.choose(emb, prompt, labels)
+            if i is not None:
+                self._asked += 1
+                return query_action(i, len(labels))
+        return predict_action(np.clip(self.predict(emb, prompt, labels), 0.0, 1.0), len(labels))
+
+
+class APORIALPAgent(LabellingAgent):
+    """APORIA-LP: Fisher projection on the labelled few, prompt-wise geometry, a kNN graph and label spreading.
+
+    Features per response: its projection on Fisher's direction fitted to the labelled
+    responses' embeddings, and :func:`prompt_geometry`; standardised over the episode. Labels
+    spread over the features' kNN graph (:func:`label_spreading`). With fewer than two labels of
+    a class the Fisher projection is dropped; with no label of a class the agent falls back to
+    self-consistency split in two by :func:`two_means_threshold`.
+
+    Args:
+        k: neighbours in the graph. alpha: spreading strength. shrink: Fisher's shrinkage.
+        max_labels: see :class:`LabellingAgent`.
+    """
+
+    name = "aporia-lp"
+
+    def __init__(self, k: int = 10, alpha: float = 0.9, shrink: float = 0.1, max_labels: int | None = None) -> None:
+        super().__init__(max_labels)
+        if k < 1 or not 0 < alpha < 1 or shrink < 0:
+            raise ValueError(f"need k >= 1, 0 < alpha < 1, shrink >= 0; got {k}, {alpha}, {shrink}")
+        self.k, self.alpha, self.shrink = int(k), float(alpha), float(shrink)
+
+    def features(self, emb: np.ndarray, prompt: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        known = labels >= 0
+        geo = prompt_geometry(emb, prompt)
+        w = fisher_direction(emb[known], labels[known], self.shrink)
+        z = geo if w is None else np.c_[emb @ w, geo]
+        return (z - z.mean(0)) / (z.std(0) + 1e-9)
+
+    def predict(self, emb: np.ndarray, prompt: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        known = np.flatnonzero(labels >= 0)
+        y = labels[known]
+        if len(known) == 0 or y.min() == y.max():
+            s = self_consistency(emb, prompt)
+            return scores_around(s, two_means_threshold(s))
+        return label_spreading(self.features(emb, prompt, labels), known, y, self.k, self.alpha)
+
+
+__all__ = ["APORIALPAgent", "LabellingAgent", "LayerStandardiser", "SAETransitionAgent", "fisher_direction", "label_spreading",
+           "prompt_geometry", "scores_around", "self_consistency", "squash", "two_means_threshold", "unit_rows", "unpack"]

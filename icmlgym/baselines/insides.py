@@ -1,4 +1,10 @@
-"""Comparators for LayerOOD-v0: classifier-based scores (max softmax probability, energy),
+"""Comparators of the insides family.
+
+HallucinationLabeling-v0 (after the LayerOOD-v0 ones, below): self-consistency and
+semantic-entropy-style clustering (no labels), logistic regression and kNN on the raw
+embeddings with the same random queries as APORIA-LP, and uncertainty sampling.
+
+LayerOOD-v0: classifier-based scores (max softmax probability, energy),
 Mahalanobis and kNN on the last layer, and the SAE-transition detector over random-feature SAEs.
 
 All are one-class: they learn from the in-domain train split only (labelled with the
@@ -12,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from icmlgym.agents.insides import SAETransitionAgent, squash
+from icmlgym.agents.insides import (
+    LabellingAgent,
+    SAETransitionAgent,
+    scores_around,
+    self_consistency,
+    squash,
+    two_means_threshold,
+)
 from icmlgym.agents.protocol import BaseAgent
 from icmlgym.baselines.prediction import KNNDistanceAgent, MahalanobisAgent
 
@@ -140,4 +153,137 @@ class RandomSAETransitionAgent(SAETransitionAgent):
         super().__init__(d_latent=d_latent, k=k, ridge=ridge, trained=False, first_layer=first_layer)
 
 
-__all__ = ["EnergyAgent", "LastLayerKNNAgent", "LastLayerMahalanobisAgent", "MaxSoftmaxAgent", "RandomSAETransitionAgent"]
+
+
+# ============================================================================ HallucinationLabeling-v0
+
+
+class SelfConsistencyAgent(LabellingAgent):
+    """SelfCheckGPT-style self-consistency, no labels: a response unlike its prompt's other responses is flagged.
+
+    Score: 1 - mean cosine similarity to the prompt's other responses; the flag threshold
+    splits the episode's scores in two groups (:func:`~icmlgym.agents.insides.two_means_threshold`).
+    """
+
+    name = "hal-self-consistency"
+
+    def __init__(self) -> None:
+        super().__init__(max_labels=0)
+
+    def predict(self, emb, prompt, labels) -> np.ndarray:
+        s = self_consistency(emb, prompt)
+        return scores_around(s, two_means_threshold(s))
+
+
+def cluster_shares(emb: np.ndarray, prompt: np.ndarray, distance: float) -> np.ndarray:
+    """Per response, the share of its prompt's responses in its cluster (single-link, cosine distance <= ``distance``)."""
+    share = np.zeros(len(emb))
+    for p in np.unique(prompt):
+        idx = np.flatnonzero(prompt == p)
+        close = (emb[idx] @ emb[idx].T) >= 1.0 - distance
+        comp = -np.ones(len(idx), np.int64)
+        for start in range(len(idx)):  # connected components of the "close" graph
+            if comp[start] >= 0:
+                continue
+            stack, comp[start] = [start], start
+            while stack:
+                j = stack.pop()
+                for nb in np.flatnonzero(close[j] & (comp < 0)):
+                    comp[nb] = start
+                    stack.append(int(nb))
+        sizes = np.bincount(comp, minlength=len(idx))
+        share[idx] = sizes[comp] / len(idx)
+    return share
+
+
+class SemanticEntropyAgent(LabellingAgent):
+    """Semantic-entropy-style clustering, no labels (Farquhar et al. 2024, with embedding clusters for entailment).
+
+    Each prompt's responses are clustered (single link, cosine distance <= ``distance``); a
+    response's score is 1 - its cluster's share of the prompt's responses, flagged when its
+    cluster holds at most half of them.
+    """
+
+    name = "hal-semantic-entropy"
+
+    def __init__(self, distance: float = 0.3) -> None:
+        super().__init__(max_labels=0)
+        if not 0 < distance < 2:
+            raise ValueError(f"distance must be in (0, 2), got {distance}")
+        self.distance = float(distance)
+
+    def predict(self, emb, prompt, labels) -> np.ndarray:
+        return 1.0 - cluster_shares(emb, prompt, self.distance)
+
+
+def _fallback(emb, prompt) -> np.ndarray:
+    s = self_consistency(emb, prompt)
+    return scores_around(s, two_means_threshold(s))
+
+
+class LogisticRegressionAgent(LabellingAgent):
+    """Logistic regression on the raw embeddings of the annotated responses (the same random queries as APORIA-LP).
+
+    With labels of one class only it falls back to self-consistency.
+    """
+
+    name = "hal-logreg"
+
+    def __init__(self, c: float = 1.0, max_labels: int | None = None) -> None:
+        super().__init__(max_labels)
+        if c <= 0:
+            raise ValueError(f"c must be > 0, got {c}")
+        self.c = float(c)
+
+    def proba(self, emb, labels) -> np.ndarray | None:
+        from sklearn.linear_model import LogisticRegression
+
+        known = labels >= 0
+        y = labels[known].astype(int)
+        if len(y) == 0 or y.min() == y.max():
+            return None
+        clf = LogisticRegression(C=self.c, max_iter=1000).fit(emb[known], y)
+        return clf.predict_proba(emb)[:, 1]
+
+    def predict(self, emb, prompt, labels) -> np.ndarray:
+        p = self.proba(emb, labels)
+        return _fallback(emb, prompt) if p is None else p
+
+
+class KNNLabelAgent(LabellingAgent):
+    """Random queries, then the share of hallucinated labels among the k nearest annotated responses (cosine)."""
+
+    name = "hal-knn"
+
+    def __init__(self, k: int = 5, max_labels: int | None = None) -> None:
+        super().__init__(max_labels)
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        self.k = int(k)
+
+    def predict(self, emb, prompt, labels) -> np.ndarray:
+        known = np.flatnonzero(labels >= 0)
+        if len(known) == 0:
+            return _fallback(emb, prompt)
+        k = min(self.k, len(known))
+        sim = emb @ emb[known].T
+        nn = np.argsort(-sim, 1)[:, :k]
+        return labels[known][nn].mean(1)
+
+
+class UncertaintySamplingAgent(LogisticRegressionAgent):
+    """Uncertainty sampling: random queries until both classes are seen, then the response whose
+    logistic-regression probability is closest to 0.5; predicts with that regression."""
+
+    name = "hal-uncertainty"
+
+    def choose(self, emb, prompt, labels) -> int | None:
+        p = self.proba(emb, labels)
+        if p is None:
+            return super().choose(emb, prompt, labels)
+        gap = np.where(labels < 0, np.abs(p - 0.5), np.inf)
+        return int(np.argmin(gap)) if np.isfinite(gap.min()) else None
+
+
+__all__ = ["EnergyAgent", "KNNLabelAgent", "LastLayerKNNAgent", "LastLayerMahalanobisAgent", "LogisticRegressionAgent", "MaxSoftmaxAgent",
+           "RandomSAETransitionAgent", "SelfConsistencyAgent", "SemanticEntropyAgent", "UncertaintySamplingAgent", "cluster_shares"]

@@ -1,8 +1,11 @@
-"""Reading the model's insides: out-of-domain detection from per-layer hidden states (LayerOOD-v0).
+"""Reading the model's insides: out-of-domain detection from per-layer hidden states (LayerOOD-v0)
+and hallucination labelling from the geometry of sampled responses (HallucinationLabeling-v0).
 
-The paper's method is the SAE layer-transition detector (``agents/insides.py``); the
-comparators (max softmax probability, energy, Mahalanobis and kNN on the last layer, a
-random-feature SAE) are in ``baselines/insides.py``. docs/insides.md has the findings.
+The papers' methods are the SAE layer-transition detector and APORIA-LP (``agents/insides.py``);
+the comparators (max softmax probability, energy, Mahalanobis and kNN on the last layer, a
+random-feature SAE; self-consistency, semantic-entropy-style clustering, logistic regression and
+kNN on the embeddings, uncertainty sampling) are in ``baselines/insides.py``. docs/insides.md has
+the findings.
 """
 
 from icmlgym.catalog import AgentInfo, TaskCard, Tier
@@ -10,6 +13,7 @@ from icmlgym.catalog import AgentInfo, TaskCard, Tier
 EXTRAS: dict[str, tuple[str, ...]] = {}  # uses the core's [text] extra (the shipped encoder, transformers, torch)
 PROVENANCE: tuple[str, ...] = ()
 
+_APORIA = "APORIA: hallucinations as retrieval instability, seen in the geometry of repeated responses (ICML 2026)"
 _PAPER = "Layer-transition OOD detection: sparse-autoencoder codes of consecutive layers (ICML 2026)"
 
 CARDS = [
@@ -35,7 +39,28 @@ CARDS = [
         score_refs={"smoke": (0.5, 0.594)},
         suites=("insides",),
         description="flag out-of-domain docstrings from MiniLM's per-layer hidden states, scored by AUROC",
-    )
+    ),
+    TaskCard(
+        id="icmlgym/HallucinationLabeling-v0",
+        family="insides",
+        paper=_APORIA,
+        entry_point="icmlgym.envs.insides.hallucination:HallucinationLabelingEnv",
+        kind="single",
+        primary_metric="f1",
+        direction="max",
+        cost_units=("annotations",),
+        extra="text",
+        tiers={
+            "smoke": Tier(episodes=2, max_steps=60, env_kwargs={"n_prompts": 30, "n_responses": 8, "budget": 40}, seeds=3),
+            "standard": Tier(episodes=5, max_steps=60, env_kwargs={"n_prompts": 48, "n_responses": 8, "budget": 40}, seeds=5),
+            "full": Tier(episodes=10, max_steps=60, env_kwargs={"n_prompts": 60, "n_responses": 8, "budget": 50}, seeds=10),
+        },
+        reference_agent="aporia-lp",
+        baselines=("hal-self-consistency", "hal-semantic-entropy", "hal-logreg", "hal-knn", "hal-uncertainty", "random"),
+        score_refs={"smoke": (0.0, 1.0)},
+        suites=("insides",),
+        description="label a fact model's sampled answers genuine or hallucinated from their embeddings, 40 annotations, scored by F1",
+    ),
 ]
 
 AGENTS = {
@@ -64,3 +89,30 @@ AGENTS = {
         description="mean distance to the k nearest in-domain sentence embeddings (normalised last layer)",
     ),
 }
+
+AGENTS.update({
+    "aporia-lp": AgentInfo(
+        "icmlgym.agents.insides:APORIALPAgent",
+        description="Fisher projection on the annotated few + prompt-wise geometry, kNN graph, label spreading (random queries)",
+    ),
+    "hal-self-consistency": AgentInfo(
+        "icmlgym.baselines.insides:SelfConsistencyAgent",
+        description="no labels: 1 - mean similarity to the prompt's other responses, split in two groups",
+    ),
+    "hal-semantic-entropy": AgentInfo(
+        "icmlgym.baselines.insides:SemanticEntropyAgent",
+        description="no labels: cluster each prompt's responses; flag those outside a majority cluster",
+    ),
+    "hal-logreg": AgentInfo(
+        "icmlgym.baselines.insides:LogisticRegressionAgent", extra="prediction",
+        description="logistic regression on the raw embeddings with the same random annotations as APORIA-LP",
+    ),
+    "hal-knn": AgentInfo(
+        "icmlgym.baselines.insides:KNNLabelAgent",
+        description="random annotations, then the hallucinated share among the 5 nearest annotated responses",
+    ),
+    "hal-uncertainty": AgentInfo(
+        "icmlgym.baselines.insides:UncertaintySamplingAgent", extra="prediction",
+        description="uncertainty sampling with logistic regression on the raw embeddings",
+    ),
+})
