@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icmlgym.envs.blas import single_thread_blas
+
 
 def _span_coordinates(X: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
     """Coordinates of the rows of ``X`` in an orthonormal basis of their span."""
@@ -42,6 +44,15 @@ def _check_arms(X: np.ndarray) -> np.ndarray:
     return X
 
 
+_REFRESH_EVERY = 64  # Frank-Wolfe iterations between exact recomputations of M^{-1} and the variances
+
+
+def _variances(Q: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``M(u)^{-1}`` and every row's variance ``g_i = q_i^T M(u)^{-1} q_i``, computed afresh."""
+    Minv = np.linalg.inv((Q * u[:, None]).T @ Q)
+    return Minv, np.einsum("ij,ij->i", Q @ Minv, Q)
+
+
 def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
     """D-optimal design over the rows of a full-column-rank ``Q`` (k, m).
 
@@ -51,28 +62,60 @@ def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
     ``g_i = q_i^T M^{-1} q_i`` or away from the supported row of smallest
     variance, with the exact line-search step. Stops when
     ``max_i g_i <= (1 + tol) * m`` (the optimum has ``max_i g_i = m``).
+
+    Each step changes ``M`` by a rank-one term, so ``M^{-1}`` and the variances
+    follow by Sherman–Morrison in O(k m) instead of an inverse and an O(k m^2)
+    product; they are recomputed exactly every ``_REFRESH_EVERY`` iterations and
+    before the stopping test is trusted, so rounding cannot accumulate.
     """
     k, m = Q.shape
     u = np.full(k, 1.0 / k)
+    Minv, g = _variances(Q, u)
+    fresh = 0
+    bound = (1.0 + tol) * m
     for _ in range(max_iter):
-        M = (Q * u[:, None]).T @ Q
-        g = np.einsum("ij,jk,ik->i", Q, np.linalg.inv(M), Q)
         j = int(np.argmax(g))
-        if g[j] <= (1.0 + tol) * m:
-            break
-        support = np.flatnonzero(u > 0)
-        i = int(support[np.argmin(g[support])])
+        if g[j] <= bound:
+            if fresh == 0:
+                break
+            Minv, g = _variances(Q, u)
+            fresh = 0
+            j = int(np.argmax(g))
+            if g[j] <= bound:
+                break
+        i = int(np.where(u > 0, g, np.inf).argmin())  # the supported row of smallest variance (first of ties)
         if g[j] - m >= m - g[i] or g[i] <= 1.0:
             step = (g[j] - m) / (m * (g[j] - 1.0))
             u *= 1.0 - step
             u[j] += step
+            a, b, r = 1.0 - step, step, j  # M <- a M + b q_r q_r^T
         else:
             # away step: remove weight from arm i (at most all of it)
             step = min((m - g[i]) / (m * (g[i] - 1.0)), u[i] / (1.0 - u[i]))
             u *= 1.0 + step
             u[i] -= step
             u[i] = max(u[i], 0.0)
-        u /= u.sum()
+            a, b, r = 1.0 + step, -step, i
+        total = u.sum()
+        u /= total
+        fresh += 1
+        if fresh >= _REFRESH_EVERY:
+            Minv, g = _variances(Q, u)
+            fresh = 0
+            continue
+        # (a M + b q q^T)^{-1} = (M^{-1} - c v v^T) / a with v = M^{-1} q, c = (b/a) / (1 + (b/a) q^T v);
+        # dividing u by its total divides M by it, so M^{-1} and g are multiplied by it
+        v = Minv @ Q[r]
+        ba = b / a
+        c = ba / (1.0 + ba * g[r])
+        Qv = Q @ v
+        scale = total / a
+        Minv -= c * np.outer(v, v)
+        Minv *= scale
+        Qv *= Qv
+        Qv *= c
+        g -= Qv
+        g *= scale
     return u
 
 
@@ -90,7 +133,8 @@ def g_optimal_design(X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -
     X = _check_arms(X)
     if X.shape[0] == 1:
         return np.ones(1)
-    return _d_optimal_weights(_span_coordinates(X), tol, max_iter)
+    with single_thread_blas():  # small LAPACK calls: OpenBLAS's threads only wait on a busy machine
+        return _d_optimal_weights(_span_coordinates(X), tol, max_iter)
 
 
 def design_allocation(lam: np.ndarray, n: int) -> np.ndarray:
@@ -118,9 +162,10 @@ def john_ellipsoid_distribution(X: np.ndarray, tol: float = 0.01, max_iter: int 
     if k == 1:
         return np.ones(1)
     centred = X - X.mean(axis=0)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
-    rank = int(np.sum(s > 1e-10 * max(s[0], 1e-300))) if s.size else 0
-    if rank == 0:  # all arms equal
-        return np.full(k, 1.0 / k)
-    Q = np.hstack([centred @ vt[:rank].T, np.ones((k, 1))])  # lifted, (k, rank + 1)
-    return _d_optimal_weights(Q, tol, max_iter)
+    with single_thread_blas():
+        _, s, vt = np.linalg.svd(centred, full_matrices=False)
+        rank = int(np.sum(s > 1e-10 * max(s[0], 1e-300))) if s.size else 0
+        if rank == 0:  # all arms equal
+            return np.full(k, 1.0 / k)
+        Q = np.hstack([centred @ vt[:rank].T, np.ones((k, 1))])  # lifted, (k, rank + 1)
+        return _d_optimal_weights(Q, tol, max_iter)
