@@ -8,8 +8,14 @@ protocol version as one byte, a format byte, the payload length as a big-endian
 uint32) and the payload. Format 0 is UTF-8 JSON with tagged values (below), what
 the agent sends; format 1 is a pickle, what the evaluator sends (the agent's side
 unpickles what the trusted evaluator sent: exact types, and the cheapest encoding
-for observations and infos). The evaluator refuses a format-1 frame, so nothing
-the agent sends is ever unpickled. A frame whose magic, version or format is wrong,
+for observations and infos; numeric numpy arrays are pickled as their raw bytes,
+dtype and shape, which costs a tenth of numpy's own reduction). The evaluator refuses
+a format-1 frame, so nothing the agent sends is ever unpickled. Format 2 is the
+agent's fast path for its most frequent message, ``["action", a]`` with ``a`` a
+Python int or float, a numeric numpy scalar or a numeric numpy array: a kind byte
+and the value's raw bytes (arrays: dtype, shape, then the data), checked like the
+JSON arrays (numeric dtype, no fields, byte count matching the shape); it decodes
+to the same ``["action", a]``, bit for bit. A frame whose magic, version or format is wrong,
 whose length passes the receiver's limit (:data:`DEFAULT_MAX_MESSAGE`, checked
 before the payload is read), whose JSON does not parse, or that does not arrive
 before its deadline raises :class:`ProtocolError`; the evaluator turns that into
@@ -44,6 +50,8 @@ answer is checked against the call that asked for it.
 from __future__ import annotations
 
 import base64
+import copyreg
+import io
 import json
 import math
 import os
@@ -197,7 +205,138 @@ def decode(data: bytes, allow_pickle: bool = False) -> Any:
         raise ProtocolError(f"malformed message: {type(err).__name__}: {str(err)[:200]}") from None
 
 
-JSON, PICKLE = 0, 1  # payload formats (the header's format byte)
+JSON, PICKLE, ACTION, STEP = 0, 1, 2, 3  # payload formats (the header's format byte)
+
+
+def _array(dtype: str, shape: tuple[int, ...], data: bytes) -> np.ndarray:
+    """An array rebuilt from what :func:`_reduce_array` pickled (writable, like the original)."""
+    return np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+
+
+def _reduce_array(a: np.ndarray) -> Any:
+    if a.dtype.kind in "biufc" and not a.dtype.fields:
+        return _array, (a.dtype.str, a.shape, a.tobytes())
+    return a.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+
+
+_STEP_HEAD = struct.Struct("<dBBBB")  # reward, terminated, truncated, dtype-string length, ndim
+
+
+def encode_step(update: list[Any], pickler: "_Pickler", out: io.BytesIO) -> bytes | None:
+    """The format-3 payload of ``[update, ["act_next"]]`` (the evaluator's message of every step):
+    reward and flags packed, the observation's raw bytes, the info pickled; None when the step
+    is not of that shape (a float reward, bool flags, a numeric array observation)."""
+    _, reward, obs, terminated, truncated, info = update
+    if type(reward) is not float or type(obs) is not np.ndarray or type(terminated) is not bool or type(truncated) is not bool:
+        return None
+    name = _dtype_name(obs.dtype)
+    if name is None or obs.ndim > _MAX_DIMS:
+        return None
+    out.seek(0)
+    out.truncate()
+    pickler.clear_memo()
+    pickler.dump(info)
+    shape = obs.shape
+    return (_STEP_HEAD.pack(reward, terminated, truncated, len(name), len(shape)) + name
+            + struct.pack(f"<{len(shape)}q", *shape) + obs.tobytes() + out.getvalue())
+
+
+def decode_step(data: bytes) -> list[Any]:
+    """The calls a format-3 payload stands for (the agent's side: the info is a pickle from the evaluator)."""
+    reward, terminated, truncated, n, ndim = _STEP_HEAD.unpack_from(data)
+    at = _STEP_HEAD.size
+    dt = _numeric_dtype(data[at : at + n])
+    at += n
+    shape = struct.unpack_from(f"<{ndim}q", data, at)
+    at += 8 * ndim
+    end = at + math.prod(shape) * dt.itemsize
+    obs = np.frombuffer(bytearray(data[at:end]), dtype=dt).reshape(shape)
+    return [["update", reward, obs, bool(terminated), bool(truncated), pickle.loads(data[end:])], ["act_next"]]
+
+
+class _Pickler(pickle.Pickler):
+    """The evaluator's pickler: numeric arrays travel as raw bytes (see the module docstring)."""
+
+    dispatch_table = {**copyreg.dispatch_table, np.ndarray: _reduce_array}
+
+
+_ACTION_HEAD = struct.Struct("<cB")  # kind (b"i" int, b"f" float, b"s" numpy scalar, b"a" array), dtype-string length
+_I64, _F64 = struct.Struct("<q"), struct.Struct("<d")
+_MAX_DIMS = 32
+
+
+_NAMES: dict[np.dtype, bytes] = {}  # numeric dtype -> its dtype string (cached: dtype.str costs more than the rest)
+_DTYPES: dict[bytes, np.dtype] = {}  # dtype string -> numeric dtype (only strings that passed the check)
+
+
+def _dtype_name(dt: np.dtype) -> bytes | None:
+    name = _NAMES.get(dt)
+    if name is None:
+        if dt.kind not in "biufc" or dt.fields:
+            return None
+        name = _NAMES[dt] = dt.str.encode("ascii")
+    return name
+
+
+def _numeric_dtype(name: bytes) -> np.dtype:
+    dt = _DTYPES.get(name)
+    if dt is None:
+        text = name.decode("ascii")
+        dt = np.dtype(text)
+        if dt.kind not in "biufc" or dt.fields or dt.str != text:
+            raise ProtocolError(f"dtype {name[:40]!r} is not numeric")
+        _DTYPES[name] = dt
+    return dt
+
+
+def encode_action(action: Any) -> bytes | None:
+    """The format-2 payload of ``["action", action]``, or None when ``action`` is not a type it carries."""
+    t = type(action)
+    if t is int:
+        if -(2**63) <= action < 2**63:
+            return b"i\x00" + _I64.pack(action)
+        return None
+    if t is float:
+        return b"f\x00" + _F64.pack(action)
+    if t is np.ndarray or isinstance(action, np.generic):
+        name = _dtype_name(action.dtype)
+        if name is None:
+            return None
+        if t is np.ndarray:
+            shape = action.shape
+            return _ACTION_HEAD.pack(b"a", len(name)) + name + struct.pack(f"<B{len(shape)}q", len(shape), *shape) + action.tobytes()
+        return _ACTION_HEAD.pack(b"s", len(name)) + name + action.tobytes()
+    return None
+
+
+def decode_action(data: bytes) -> list[Any]:
+    """``["action", a]`` from a format-2 payload; :class:`ProtocolError` for anything malformed."""
+    try:
+        kind, n = _ACTION_HEAD.unpack_from(data)
+        if kind == b"i" and len(data) == 10:
+            return ["action", _I64.unpack_from(data, 2)[0]]
+        if kind == b"f" and len(data) == 10:
+            return ["action", _F64.unpack_from(data, 2)[0]]
+        if kind in (b"s", b"a"):
+            dt = _numeric_dtype(data[2 : 2 + n])
+            at = 2 + n
+            if kind == b"s":
+                if len(data) - at != dt.itemsize:
+                    raise ProtocolError(f"action scalar of dtype {dt.str} with {len(data) - at} bytes")
+                return ["action", np.frombuffer(data, dtype=dt, offset=at)[0]]
+            ndim = data[at]
+            if ndim > _MAX_DIMS:
+                raise ProtocolError(f"action array of {ndim} dimensions")
+            shape = struct.unpack_from(f"<{ndim}q", data, at + 1)
+            at += 1 + 8 * ndim
+            if any(d < 0 for d in shape) or math.prod(shape) * dt.itemsize != len(data) - at:
+                raise ProtocolError(f"action array of shape {shape} and dtype {dt.str} does not match its {len(data) - at} bytes")
+            return ["action", np.frombuffer(bytearray(data[at:]), dtype=dt).reshape(shape)]
+    except ProtocolError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any undecodable action is a malformed message
+        raise ProtocolError(f"malformed action frame: {type(err).__name__}: {err}") from None
+    raise ProtocolError(f"malformed action frame (kind {bytes(data[:1])!r}, {len(data)} bytes)")
 
 
 def frame(payload: bytes, max_message: int = DEFAULT_MAX_MESSAGE, fmt: int = JSON) -> bytes:
@@ -235,6 +374,8 @@ class Channel:
         self.bytes_received = 0
         self.frames_sent = 0
         self._buf = bytearray()
+        self._out = io.BytesIO()
+        self._pickler = _Pickler(self._out, protocol=pickle.HIGHEST_PROTOCOL)
         self._timeout: float | None = None  # the socket's receive timeout as last set
         try:  # on a socket, deadlines are the kernel's receive timeout: one syscall per read, no select
             self._sock: socket.socket | None = socket.socket(fileno=os.dup(rfd))
@@ -253,9 +394,30 @@ class Channel:
     def send(self, obj: Any, pickle_ok: bool = False) -> None:
         """Send one message: a pickle with ``pickle_ok`` (the evaluator's side), else tagged JSON."""
         if pickle_ok:
-            data = frame(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), self.max_message, PICKLE)
+            out = self._out
+            out.seek(0)
+            out.truncate()
+            self._pickler.clear_memo()
+            self._pickler.dump(obj)
+            data = frame(out.getvalue(), self.max_message, PICKLE)
         else:
-            data = frame(encode(obj), self.max_message, JSON)
+            fast = encode_action(obj[1]) if type(obj) is list and len(obj) == 2 and obj[0] == "action" else None
+            data = frame(fast, self.max_message, ACTION) if fast is not None else frame(encode(obj), self.max_message, JSON)
+        n = os.write(self.wfd, data)
+        if n < len(data):
+            view = memoryview(data)[n:]
+            while view:
+                view = view[os.write(self.wfd, view):]
+        self.bytes_sent += len(data)
+        self.frames_sent += 1
+
+    def send_step(self, update: list[Any]) -> None:
+        """Send ``[update, ["act_next"]]`` (evaluator's side), as a format-3 frame when it fits one."""
+        payload = encode_step(update, self._pickler, self._out)
+        if payload is None:
+            self.send([update, ["act_next"]], pickle_ok=True)
+            return
+        data = frame(payload, self.max_message, STEP)
         n = os.write(self.wfd, data)
         if n < len(data):
             view = memoryview(data)[n:]
@@ -306,8 +468,8 @@ class Channel:
             raise ProtocolError(f"malformed frame header {bytes(self._buf[:HEADER_SIZE])!r} (not an icmlgym channel frame)")
         if version != PROTOCOL_VERSION:
             raise ProtocolError(f"protocol version {version} is not this evaluator's version {PROTOCOL_VERSION}")
-        if fmt not in (JSON, PICKLE) or (fmt == PICKLE and not self.allow_pickle):
-            raise ProtocolError(f"frame format {fmt} refused: the evaluator never unpickles what an agent sends" if fmt == PICKLE
+        if fmt > STEP or (fmt in (PICKLE, STEP) and not self.allow_pickle):
+            raise ProtocolError(f"frame format {fmt} refused: the evaluator never unpickles what an agent sends" if fmt in (PICKLE, STEP)
                                 else f"malformed frame: unknown format {fmt}")
         if length > self.max_message:
             raise ProtocolError(f"oversized message: {length} bytes announced, the limit is {self.max_message}")
@@ -319,6 +481,10 @@ class Channel:
         self.bytes_received += end
         if fmt == PICKLE:
             return pickle.loads(payload)
+        if fmt == ACTION:
+            return decode_action(payload)
+        if fmt == STEP:
+            return decode_step(payload)
         return decode(payload)
 
     def close(self) -> None:
@@ -349,5 +515,5 @@ def expect(message: Any, answer: str) -> Any:
 
 __all__ = [
     "CALLS", "Channel", "DEFAULT_MAX_MESSAGE", "PROTOCOL_VERSION", "PeerError", "ProtocolError",
-    "cap_text", "decode", "encode", "expect", "frame",
+    "cap_text", "decode", "decode_action", "decode_step", "encode", "encode_action", "encode_step", "expect", "frame",
 ]

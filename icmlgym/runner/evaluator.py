@@ -209,9 +209,14 @@ class RemoteAgent:
 
     def act(self, obs: Any, info: Any) -> Any:
         last = self._last_update
-        call = ["act_next"] if last is not None and last[2] is obs and last[5] is info else ["act", obs, info]
         self._last_update = None
-        return self._call(call, "action", self.call_timeout)
+        if last is not None and last[2] is obs and last[5] is info:
+            if len(self._pending) == 1:  # every step but an episode's first: one update, then act on its observation
+                self._pending = []
+                self.ch.send_step(last)
+                return expect(self.ch.recv(self.call_timeout, what="the agent's answer to 'act_next'"), "action")
+            return self._call(["act_next"], "action", self.call_timeout)
+        return self._call(["act", obs, info], "action", self.call_timeout)
 
     def update(self, obs: Any, action: Any, reward: Any, next_obs: Any, terminated: Any, truncated: Any, info: Any) -> None:
         call = ["update", reward, next_obs, terminated, truncated, info]

@@ -125,3 +125,87 @@ def test_a_round_trip_over_a_socket():
     finally:
         ch.close()
         other.close()
+
+
+# -- the per-step fast paths: format 2 (the agent's action) and format 3 (the evaluator's step) --
+
+
+def _ends():
+    import socket
+
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return Channel(a.detach()), Channel(b.detach(), allow_pickle=True)  # evaluator's end, agent's end
+
+
+@pytest.mark.parametrize("action", [
+    3, -2**63, 2**63 - 1, 0.1 + 0.2, float("nan"), np.int64(-3), np.uint8(255), np.float32(0.1), np.bool_(True),
+    np.complex64(1 + 2j), np.array([1, 0, 3], dtype=np.int64), np.zeros((2, 3), dtype=">f4"), np.array(7, dtype=np.int16),
+    np.zeros((0, 4), dtype=np.float64), np.arange(6, dtype=np.float64).reshape(2, 3).T,
+])
+def test_actions_take_the_binary_path_and_cross_exactly(action):
+    from icmlgym.runner.channel import ACTION, decode_action, encode_action
+
+    ev, ag = _ends()
+    assert decode_action(encode_action(action))[0] == "action"
+    ag.send(["action", action])
+    assert ev._sock.recv(8, __import__("socket").MSG_PEEK)[3] == ACTION  # the binary format, not JSON
+    kind, out = ev.recv(5.0)
+    assert kind == "action" and type(out) is type(action)
+    if isinstance(action, (np.ndarray, np.generic)):
+        assert out.dtype == action.dtype and np.shape(out) == np.shape(action)
+        assert np.asarray(out).tobytes() == np.ascontiguousarray(action).tobytes()
+        if isinstance(out, np.ndarray):
+            out[...] = 0  # writable, as the agent's own array was
+    else:
+        assert struct.pack("<d", float(out)) == struct.pack("<d", float(action))
+    for ch in (ev, ag):
+        ch.close()
+
+
+def test_other_answers_still_go_as_json():
+    from icmlgym.runner.channel import encode_action
+
+    for value in (True, [1, 2], {"op": 0, "compound": np.int64(3)}, 2**70, np.array(["a"]), None):
+        assert encode_action(value) is None
+    ev, ag = _ends()
+    ag.send(["action", {"op": 0, "compound": np.int64(3)}])
+    assert ev.recv(5.0) == ["action", {"op": 0, "compound": np.int64(3)}]
+
+
+@pytest.mark.parametrize("payload,reason", [
+    (b"a\x02|O" + bytes([1]) + struct.pack("<q", 1) + b"x" * 8, "not numeric"),
+    (b"a\x03<f8" + bytes([1]) + struct.pack("<q", 1000) + b"x" * 8, "does not match"),
+    (b"a\x03<f8" + bytes([1]) + struct.pack("<q", -1) + b"x" * 8, "does not match"),
+    (b"a\x03<f8" + bytes([200]) + b"x" * 8, "dimensions"),
+    (b"s\x03<f8" + b"x" * 3, "scalar"),
+    (b"s\x07float64" + b"x" * 8, "not numeric"),  # only canonical dtype strings
+    (b"i\x00" + b"x" * 3, "malformed action frame"),
+    (b"z\x00", "malformed action frame"),
+    (b"", "malformed action frame"),
+])
+def test_malformed_action_frames(payload, reason):
+    from icmlgym.runner.channel import decode_action
+
+    with pytest.raises(ProtocolError, match=reason):
+        decode_action(payload)
+
+
+def test_step_frames_cross_exactly_and_only_towards_the_agent():
+    from icmlgym.runner.channel import STEP, frame
+
+    ev, ag = _ends()
+    obs = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
+    info = {"cost": {"env_steps": 3}, "metrics": {"x": np.float64(0.5)}}
+    ev.send_step(["update", 0.25, obs, False, True, info])
+    calls = ag.recv(5.0)
+    assert calls[1] == ["act_next"] and calls[0][0] == "update"
+    _, reward, out, term, trunc, out_info = calls[0]
+    assert reward == 0.25 and term is False and trunc is True and out_info == info
+    assert out.dtype == obs.dtype and out.tobytes() == obs.tobytes() and out.flags.writeable
+    # not a step of that shape (an int reward, a dict observation): the general pickle frame
+    ev.send_step(["update", 1, {"a": obs}, np.bool_(False), False, {}])
+    assert ag.recv(5.0)[0][2]["a"].tobytes() == obs.tobytes()
+    # an agent sending a step frame (a pickle inside) is refused like a pickle
+    os.write(ag.wfd, frame(b"\x00" * 20, fmt=STEP))
+    with pytest.raises(ProtocolError, match="never unpickles"):
+        ev.recv(5.0)
