@@ -220,6 +220,24 @@ def _reduce_array(a: np.ndarray) -> Any:
 
 
 _STEP_HEAD = struct.Struct("<dBBBB")  # reward, terminated, truncated, dtype-string length, ndim
+_LAYOUTS: dict[tuple[np.dtype, tuple[int, ...]], tuple[int, int, bytes]] = {}  # an observation's packed dtype and shape
+_SHAPES: dict[int, struct.Struct] = {}
+
+
+def _shape_struct(ndim: int) -> struct.Struct:
+    st = _SHAPES.get(ndim)
+    if st is None:
+        st = _SHAPES[ndim] = struct.Struct(f"<{ndim}q")
+    return st
+
+
+def _dumps(obj: Any, pickler: "_Pickler", out: io.BytesIO) -> bytes:
+    """``obj`` pickled by a reused pickler (cheaper than building one per message)."""
+    out.seek(0)
+    out.truncate()
+    pickler.clear_memo()
+    pickler.dump(obj)
+    return out.getvalue()
 
 
 def encode_step(update: list[Any], pickler: "_Pickler", out: io.BytesIO) -> bytes | None:
@@ -229,16 +247,17 @@ def encode_step(update: list[Any], pickler: "_Pickler", out: io.BytesIO) -> byte
     _, reward, obs, terminated, truncated, info = update
     if type(reward) is not float or type(obs) is not np.ndarray or type(terminated) is not bool or type(truncated) is not bool:
         return None
-    name = _dtype_name(obs.dtype)
-    if name is None or obs.ndim > _MAX_DIMS:
-        return None
-    out.seek(0)
-    out.truncate()
-    pickler.clear_memo()
-    pickler.dump(info)
-    shape = obs.shape
-    return (_STEP_HEAD.pack(reward, terminated, truncated, len(name), len(shape)) + name
-            + struct.pack(f"<{len(shape)}q", *shape) + obs.tobytes() + out.getvalue())
+    key = (obs.dtype, obs.shape)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        name = _dtype_name(obs.dtype)
+        if name is None or obs.ndim > _MAX_DIMS:
+            return None
+        if len(_LAYOUTS) > 256:  # observations of ever-new shapes: keep the cache small
+            _LAYOUTS.clear()
+        layout = _LAYOUTS[key] = (len(name), obs.ndim, name + _shape_struct(obs.ndim).pack(*obs.shape))
+    n, ndim, tail = layout
+    return _STEP_HEAD.pack(reward, terminated, truncated, n, ndim) + tail + obs.tobytes() + _dumps(info, pickler, out)
 
 
 def decode_step(data: bytes) -> list[Any]:
@@ -247,7 +266,7 @@ def decode_step(data: bytes) -> list[Any]:
     at = _STEP_HEAD.size
     dt = _numeric_dtype(data[at : at + n])
     at += n
-    shape = struct.unpack_from(f"<{ndim}q", data, at)
+    shape = _shape_struct(ndim).unpack_from(data, at)
     at += 8 * ndim
     end = at + math.prod(shape) * dt.itemsize
     obs = np.frombuffer(bytearray(data[at:end]), dtype=dt).reshape(shape)
@@ -278,7 +297,8 @@ def _dtype_name(dt: np.dtype) -> bytes | None:
     return name
 
 
-def _numeric_dtype(name: bytes) -> np.dtype:
+def _numeric_dtype(name: bytes | bytearray) -> np.dtype:
+    name = bytes(name)
     dt = _DTYPES.get(name)
     if dt is None:
         text = name.decode("ascii")
@@ -353,6 +373,10 @@ def cap_text(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
     return text[:limit] + f"\n[... {len(text) - limit} more characters not kept]"
 
 
+_PICKLED = frozenset((PICKLE, STEP))  # formats that hold a pickle: only the agent's side reads them
+_DECODE = {JSON: decode, PICKLE: pickle.loads, ACTION: lambda p: decode_action(p), STEP: lambda p: decode_step(p)}
+
+
 # -- the endpoint ------------------------------------------------------------------------------
 
 
@@ -394,36 +418,35 @@ class Channel:
     def send(self, obj: Any, pickle_ok: bool = False) -> None:
         """Send one message: a pickle with ``pickle_ok`` (the evaluator's side), else tagged JSON."""
         if pickle_ok:
-            out = self._out
-            out.seek(0)
-            out.truncate()
-            self._pickler.clear_memo()
-            self._pickler.dump(obj)
-            data = frame(out.getvalue(), self.max_message, PICKLE)
-        else:
-            fast = encode_action(obj[1]) if type(obj) is list and len(obj) == 2 and obj[0] == "action" else None
-            data = frame(fast, self.max_message, ACTION) if fast is not None else frame(encode(obj), self.max_message, JSON)
-        n = os.write(self.wfd, data)
-        if n < len(data):
-            view = memoryview(data)[n:]
-            while view:
-                view = view[os.write(self.wfd, view):]
-        self.bytes_sent += len(data)
-        self.frames_sent += 1
+            self._write(_dumps(obj, self._pickler, self._out), PICKLE)
+            return
+        if type(obj) is list and len(obj) == 2 and obj[0] == "action":
+            fast = encode_action(obj[1])
+            if fast is not None:
+                self._write(fast, ACTION)
+                return
+        self._write(encode(obj), JSON)
 
     def send_step(self, update: list[Any]) -> None:
         """Send ``[update, ["act_next"]]`` (evaluator's side), as a format-3 frame when it fits one."""
         payload = encode_step(update, self._pickler, self._out)
         if payload is None:
             self.send([update, ["act_next"]], pickle_ok=True)
-            return
-        data = frame(payload, self.max_message, STEP)
+        else:
+            self._write(payload, STEP)
+
+    def _write(self, payload: bytes, fmt: int) -> None:
+        size = len(payload)
+        if size > self.max_message:
+            raise ProtocolError(f"message of {size} bytes exceeds the limit of {self.max_message} bytes")
+        data = _HEADER.pack(MAGIC, PROTOCOL_VERSION, fmt, size) + payload
+        size += HEADER_SIZE
         n = os.write(self.wfd, data)
-        if n < len(data):
+        if n < size:
             view = memoryview(data)[n:]
             while view:
                 view = view[os.write(self.wfd, view):]
-        self.bytes_sent += len(data)
+        self.bytes_sent += size
         self.frames_sent += 1
 
     def _set_timeout(self, seconds: float | None) -> None:
@@ -461,31 +484,30 @@ class Channel:
     def recv(self, timeout: float | None = None, what: str = "a message") -> Any:
         """Receive one message; :class:`ProtocolError` if it is malformed, too big or later than ``timeout`` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        if len(self._buf) < HEADER_SIZE:
+        buf = self._buf
+        if len(buf) < HEADER_SIZE:
             self._fill(HEADER_SIZE, deadline, timeout, what)
-        magic, version, fmt, length = _HEADER.unpack_from(self._buf)
+        magic, version, fmt, length = _HEADER.unpack_from(buf)
+        if magic != MAGIC or version != PROTOCOL_VERSION or fmt > STEP or length > self.max_message or (fmt in _PICKLED and not self.allow_pickle):
+            self._refuse(magic, version, fmt, length)
+        end = HEADER_SIZE + length
+        if len(buf) < end:
+            self._fill(end, deadline, timeout, what)
+        payload = buf[HEADER_SIZE:end]
+        del buf[:end]
+        self.bytes_received += end
+        return _DECODE[fmt](payload)
+
+    def _refuse(self, magic: bytes, version: int, fmt: int, length: int) -> None:
         if magic != MAGIC:
             raise ProtocolError(f"malformed frame header {bytes(self._buf[:HEADER_SIZE])!r} (not an icmlgym channel frame)")
         if version != PROTOCOL_VERSION:
             raise ProtocolError(f"protocol version {version} is not this evaluator's version {PROTOCOL_VERSION}")
-        if fmt > STEP or (fmt in (PICKLE, STEP) and not self.allow_pickle):
-            raise ProtocolError(f"frame format {fmt} refused: the evaluator never unpickles what an agent sends" if fmt in (PICKLE, STEP)
-                                else f"malformed frame: unknown format {fmt}")
-        if length > self.max_message:
-            raise ProtocolError(f"oversized message: {length} bytes announced, the limit is {self.max_message}")
-        end = HEADER_SIZE + length
-        if len(self._buf) < end:
-            self._fill(end, deadline, timeout, what)
-        payload = bytes(self._buf[HEADER_SIZE:end])
-        del self._buf[:end]
-        self.bytes_received += end
-        if fmt == PICKLE:
-            return pickle.loads(payload)
-        if fmt == ACTION:
-            return decode_action(payload)
-        if fmt == STEP:
-            return decode_step(payload)
-        return decode(payload)
+        if fmt in _PICKLED and not self.allow_pickle:
+            raise ProtocolError(f"frame format {fmt} refused: the evaluator never unpickles what an agent sends")
+        if fmt > STEP:
+            raise ProtocolError(f"malformed frame: unknown format {fmt}")
+        raise ProtocolError(f"oversized message: {length} bytes announced, the limit is {self.max_message}")
 
     def close(self) -> None:
         if self._sock is not None:
