@@ -1,7 +1,10 @@
 """Adapter that wraps any stable-baselines3 algorithm as an icmlgym agent (extra ``[rl]``).
 
 ``train(env, budget)`` calls ``model.learn(budget)`` on the env the runner hands
-over; ``act`` calls ``model.predict(obs, deterministic=...)``. Use it by name
+over; ``act`` calls ``model.predict(obs, deterministic=...)``. An env whose spaces SB3
+cannot encode (text observations, ``Dict`` actions, ...) is trained through
+:class:`icmlgym.envs.sb3_compat.SB3Compatible`, and ``act`` converts observations and
+actions the same way. Use it by name
 (``sb3-ppo``, ``sb3-a2c``, ``sb3-dqn``) or subclass/parametrise it::
 
     icmlgym run icmlgym/Bandit-v0 --agent sb3-ppo
@@ -16,6 +19,7 @@ import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
 from icmlgym.catalog import require_extra
+from icmlgym.envs.sb3_compat import SB3Compatible, sb3_compatible
 
 
 class SB3Agent(BaseAgent):
@@ -45,6 +49,7 @@ class SB3Agent(BaseAgent):
         self.device = device
         self.model = None
         self._seed: int | None = None
+        self._adapter: SB3Compatible | None = None
 
     def _policy_for(self, env) -> str:
         if self.policy:
@@ -61,6 +66,9 @@ class SB3Agent(BaseAgent):
     def train(self, env, budget: int) -> None:
         """Fit the model on ``env`` for ``budget`` environment steps (0: build it untrained)."""
         seed = None if self._seed is None else int(self._seed)
+        wrapped = sb3_compatible(env)
+        self._adapter = wrapped if isinstance(wrapped, SB3Compatible) else None
+        env = wrapped
         kwargs = dict(self.algo_kwargs)
         if self.algo == "PPO" and budget > 0 and "n_steps" not in kwargs:
             # PPO collects a whole rollout (2,048 steps by default) before its first update;
@@ -88,7 +96,11 @@ class SB3Agent(BaseAgent):
     def act(self, obs: Any, info: dict[str, Any]) -> Any:
         if self.model is None:
             raise RuntimeError("SB3Agent.act called before train(env, budget); the runner calls train first")
+        if self._adapter is not None:
+            obs = self._adapter.observation(obs)
         action, _ = self.model.predict(obs, deterministic=self.deterministic)
+        if self._adapter is not None:
+            return self._adapter.action(action)
         if isinstance(action, np.ndarray) and action.shape == ():
             return action.item()
         return action

@@ -5,6 +5,10 @@ Each env is made with its card's smoke kwargs (or another tier's) and checked fo
 - ``check_env``: Gymnasium's ``check_env`` (PettingZoo's ``parallel_api_test`` and
   ``parallel_seed_test`` for a multi-agent env), with **warnings turned into errors**
   except the few in :data:`ALLOWED_WARNINGS`, each with the reason it is fine;
+- ``sb3 check_env``: stable-baselines3's own ``check_env`` on a single-agent env, through
+  :func:`icmlgym.envs.sb3_compat.sb3_compatible` (the env itself when SB3 supports its spaces,
+  else the :class:`~icmlgym.envs.sb3_compat.SB3Compatible` wrapper), with warnings as errors except
+  SB3's advice in :data:`SB3_ADVICE`; skipped where the ``[rl]`` extra is not installed;
 - ``card contract``: one episode played to its end under seeded random actions (warnings
   as errors here too): every observation inside the observation space, ``info["cost"]``
   on every step with exactly the card's ``cost_units`` (``env_steps`` may be left to the
@@ -57,6 +61,18 @@ ALLOWED_WARNINGS: tuple[tuple[str, str], ...] = (
     (r"Not able to test alternative render modes", "no render modes"),
     # PettingZoo's own deprecation notice about its old env-creation API, raised on import
     (r"The old environment creation API has been deprecated", "PettingZoo's import-time notice"),
+)
+# stable-baselines3's check_env advice that is fine for a benchmark env (everything else it warns
+# about, e.g. "not supported by Stable-Baselines3", is an error)
+SB3_ADVICE: tuple[tuple[str, str], ...] = (
+    # tables (per-arm features, per-block statistics, histories) keep their 2-D shape; SB3's
+    # MultiInputPolicy flattens them itself
+    (r"has an unconventional shape", "2-D feature tables"),
+    (r"We recommend you to use a symmetric and normalized Box action space", "actions in natural units"),
+    # 3-D float feature stacks (LayerOOD-v0's layer features) look like images to SB3's heuristics
+    (r"is an image but", "3-D float features, not images"),
+    (r"The minimal resolution for an image is 36x36", "3-D float features, not images"),
+    (r"Treating image space as channels-last", "3-D float features, not images"),
 )
 HASH_STEPS = 50
 """Steps of the recorded rollout (from ``reset(seed=0)`` under actions sampled from the
@@ -409,7 +425,7 @@ def _single_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -
             env.close()
         return True, ""
 
-    out = [_timed(c.id, "check_env", run_check_env)]
+    out = [_timed(c.id, "check_env", run_check_env), _sb3_check(c, kwargs)]
     out += _contract(c, play_single, kwargs, expected, tier)
 
     def invalid():
@@ -431,6 +447,35 @@ def _single_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -
 
     out.append(_timed(c.id, "invalid action", invalid))
     return out
+
+
+def _sb3_check(c: TaskCard, kwargs: dict) -> CheckResult:
+    """SB3's own check_env, directly or through the SB3Compatible wrapper."""
+    if importlib.util.find_spec("stable_baselines3") is None:
+        return CheckResult(c.id, "sb3 check_env", None, "stable-baselines3 is not installed (extra [rl])")
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    from icmlgym.envs.sb3_compat import sb3_compatible
+
+    def run() -> tuple[bool, str]:
+        env = make(c.id, **kwargs)
+        try:
+            checked = sb3_compatible(env)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                for pattern, _reason in SB3_ADVICE:
+                    warnings.filterwarnings("ignore", message=f".*{pattern}")
+                sb3_check_env(checked, warn=True, skip_render_check=True)
+        finally:
+            env.close()
+        return True, "through SB3Compatible" if checked is not env else ""
+
+    t = time.perf_counter()
+    try:
+        passed, detail = run()
+    except Exception as err:
+        passed, detail = False, f"{type(err).__name__}: {err}"
+    return CheckResult(c.id, "sb3 check_env", passed, detail, time.perf_counter() - t)
 
 
 def _multi_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:

@@ -39,3 +39,19 @@ class CostGoesDown(BernoulliBanditEnv):
 
     def _info(self):
         return {"cost": {"env_steps": self._t, "pulls_left": self.horizon - self._t}}
+
+
+class TupleActions(BernoulliBanditEnv):
+    """Takes its arm inside a ``Tuple`` action, which neither SB3 nor SB3Compatible can encode."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        from gymnasium import spaces
+
+        self._arms = self.action_space
+        self.action_space = spaces.Tuple((self._arms,))
+
+    def step(self, action):
+        if not self.action_space.contains(action):
+            raise ValueError(f"action {action!r} is not in {self.action_space}")
+        return super().step(action[0])

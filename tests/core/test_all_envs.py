@@ -108,3 +108,9 @@ def test_icmlgym_check_prints_the_failure(tmp_path):
         r = CliRunner().invoke(app, ["check", "icmlgym/BrokenPrimaryMetricMissing-v0"])
     assert r.exit_code == 1
     assert "primary metric 'pseudo_regret' of the card is missing" in " ".join(r.output.split())
+
+
+def test_an_env_sb3_cannot_encode_fails_the_sb3_check():
+    pytest.importorskip("stable_baselines3")
+    text = _check_broken(_broken("TupleActions"))
+    assert "sb3 check_env: TypeError: SB3Compatible cannot encode the action space Tuple(Discrete(10))" in text
