@@ -170,13 +170,15 @@ def row_batched(args) -> list[dict]:
     from icmlgym.runner.batched import execute_batch
 
     rows = []
-    for agent in ("random", "ucb1", "bandit-thompson"):
-        tasks = make_tasks("icmlgym/Bandit-v0", agent, seeds=64, tier="smoke")
+    entries = [("icmlgym/Bandit-v0", a) for a in ("random", "ucb1", "bandit-thompson")]
+    entries += [("icmlgym/RepeatedGameVsFTRL-v0", a) for a in ("games-exp3", "ucb1", "random")]
+    for env_id, agent in entries:
+        tasks = make_tasks(env_id, agent, seeds=64, tier="smoke")
         execute_batch(tasks[:2])
         before = load()
         t = interleaved({"single": lambda: [execute(x) for x in tasks], "batched": lambda: execute_batch(tasks)}, max(2, args.repeats // 2))
         after = load()
-        rows.append({"row": f"64 seeds batched vs 64 single runs in process, {agent} (Bandit-v0 smoke; runs/s)",
+        rows.append({"row": f"64 seeds batched vs 64 single runs in process, {agent} ({env_id.split('/')[1]} smoke; runs/s)",
                      "ours": 64 / min(t["batched"]), "limit": 64 / min(t["single"]),
                      **ratio_stats(t["batched"], t["single"]), "load": f"{before} -> {after}",
                      "note": f"throughput x{min(t['single']) / min(t['batched']):.1f}"})

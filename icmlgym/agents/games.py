@@ -44,6 +44,7 @@ class FTRLAgent(BaseAgent):
     """
 
     name = "games-hedge"
+    vectorized = "icmlgym.agents.games_vector:VectorFTRLAgent"  # bandit feedback, for --batch-seeds
 
     def __init__(
         self,
@@ -133,6 +134,7 @@ class Exp3Agent(FTRLAgent):
     """EXP3 (Auer et al. 2002) as bandit FTRL with the entropic regularizer; needs Discrete actions."""
 
     name = "games-exp3"
+    vectorized = "icmlgym.agents.games_vector:VectorExp3Agent"
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
         if not isinstance(spec.action_space, gym.spaces.Discrete):

@@ -88,3 +88,34 @@ def test_vector_env_rejects_bad_actions() -> None:
     with pytest.raises(ValueError, match="action space"):
         env.step([0, 1])
     assert isinstance(BatchTask(make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=2)).env_id, str)
+
+
+VS_FTRL_AGENTS = ("games-exp3", "games-hedge", "ucb1", "epsilon-greedy", "random")
+
+
+@pytest.mark.parametrize("agent", VS_FTRL_AGENTS)
+@pytest.mark.parametrize(
+    "env_kwargs",
+    [
+        {"horizon": 120},
+        # three players, uniform opponents, Euclidean FTRL with a decaying step: every branch of the opponents
+        {"horizon": 80, "n_players": 3, "n_actions": 4, "opponent_init": "uniform",
+         "opponent_regularizer": "euclidean", "opponent_schedule": "sqrt"},
+    ],
+)
+def test_vs_ftrl_batched_records_equal_single_runs(agent: str, env_kwargs: dict, monkeypatch) -> None:
+    pytest.importorskip("networkx", reason="RepeatedGameVsFTRL-v0 needs the [games] extra: pip install 'icmlgym[games]'")
+    from icmlgym.runner import batched
+
+    tasks = make_tasks("icmlgym/RepeatedGameVsFTRL-v0", agent, seeds=SEEDS[:4], env_kwargs=env_kwargs, episodes=2)
+    single = [batched.execute(t) for t in tasks]
+
+    def no_fallback(task):
+        raise AssertionError(f"the batch fell back to a single run: {task}")
+
+    monkeypatch.setattr(batched, "execute", no_fallback)  # the records below must come from the vector path
+    records = batched.execute_batch(tasks)
+    assert all(r.status == "ok" for r in records), [r.error for r in records]
+    for s, b in zip(single, records):
+        assert comparable(b) == comparable(s)
+    assert len({r.episodes[0].metrics["learner_regret"] for r in records}) > 1
