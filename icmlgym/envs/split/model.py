@@ -1,12 +1,18 @@
 """The classifier a split env cuts, and what the defender can measure at every block without attacking.
 
-The classifier is the zoo's block MLP (:func:`icmlgym.zoo.vision.mlp`): ``depth`` hidden
-blocks of one constant ``width`` and a logits block, trained deterministically by the
-zoo (``digits-mlp`` with overrides; the zoo caches it under its content key through
-:mod:`icmlgym.cache`, so an env made twice trains once). Constant width means every
-hidden block sends a vector of the same dimension: a change of inversion error between
-hidden blocks cannot come from the dimension (the paper's point); only the logits
-block is narrower.
+The classifier is a block network of constant width from the zoo, trained deterministically
+and cached under its content key (:mod:`icmlgym.cache`, so an env made twice trains once):
+
+- ``arch="mlp"`` (default): ``depth`` hidden blocks of ``width`` units and a logits block
+  (:func:`icmlgym.zoo.vision.mlp`; the zoo's ``digits-mlp`` with overrides on digits and
+  signals, the ``constant-width`` member on product images);
+- ``arch="cnn"``: ``depth`` stride-1 convolutions of ``width`` channels without pooling
+  (:func:`icmlgym.zoo.constant_width.constant_width_cnn`), so every hidden block sends
+  ``width x H x W`` values, and a linear logits block.
+
+Constant width means every hidden block sends a representation of the same dimension: a
+change of inversion error between hidden blocks cannot come from the dimension (the
+paper's point); only the logits block is narrower.
 
 Per-block statistics (:func:`block_table`), measured on the defender's own training split:
 
@@ -30,7 +36,9 @@ from icmlgym.nn.runtime import fixed_threads
 DATA_TYPES: dict[str, dict[str, Any]] = {
     "digits": {"data": "digits", "in_shape": [1, 8, 8]},
     "signals": {"data": "signals", "in_shape": [1, 40]},
+    "products": {"data": "products", "in_shape": [3, 16, 16]},
 }
+ARCHS: tuple[str, ...] = ("mlp", "cnn")
 COLUMNS: tuple[str, ...] = ("out_dim", "edge_flop_share", "rc2", "total_variance", "rc2_ratio", "ncm_accuracy")
 
 
@@ -51,20 +59,28 @@ class SplitModel:
     defended: dict = field(default_factory=dict)  # (noise levels, seed) -> defended accuracy table
 
 
-def load_classifier(data: str, depth: int, width: int, steps: int, seed: int):
-    """The trained zoo MLP for ``data`` (``digits`` or ``signals``) with ``depth`` hidden blocks of ``width``."""
+def load_classifier(data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp"):
+    """The trained zoo classifier for ``data`` with ``depth`` hidden blocks of ``width`` (units or channels)."""
     from icmlgym import zoo
 
     if data not in DATA_TYPES:
         raise ValueError(f"data must be one of {sorted(DATA_TYPES)}, got {data!r}")
+    if arch not in ARCHS:
+        raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
     overrides = {**DATA_TYPES[data], "depth": int(depth), "width": int(width), "steps": int(steps)}
-    return zoo.load("digits-mlp", "smoke", overrides=overrides, seed=int(seed))
+    if arch == "mlp" and data in ("digits", "signals"):
+        return zoo.load("digits-mlp", "smoke", overrides=overrides, seed=int(seed))
+    from icmlgym.zoo.constant_width import CLASSES, ensure_registered
+
+    ensure_registered()
+    return zoo.load("constant-width", "smoke", overrides={**overrides, "arch": arch, "classes": CLASSES[data]}, seed=int(seed))
 
 
 def dataset(data: str, split: str):
-    from icmlgym.corpora import vision
+    """The split of ``data`` the classifier was trained and is measured on."""
+    from icmlgym.zoo.constant_width import dataset as zoo_dataset
 
-    return vision.digits(split) if data == "digits" else vision.signals(split)
+    return zoo_dataset(data, split)
 
 
 def rc2_stats(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -82,7 +98,7 @@ def ncm_accuracy(z_train: np.ndarray, y_train: np.ndarray, z_test: np.ndarray, y
     """Accuracy of the nearest class mean (means from the training representations)."""
     classes = np.unique(y_train)
     means = np.stack([z_train[y_train == c].mean(0) for c in classes])
-    d = ((z_test[:, None, :] - means[None]) ** 2).sum(-1)
+    d = np.stack([((z_test - m) ** 2).sum(-1) for m in means], 1)  # one class at a time: wide conv features
     return float((classes[d.argmin(1)] == y_test).mean())
 
 
@@ -110,17 +126,17 @@ def block_table(net: Any, x: dict[str, torch.Tensor], y: dict[str, np.ndarray]) 
 _MODELS: dict[tuple, SplitModel] = {}
 
 
-def split_model(data: str, depth: int, width: int, steps: int, seed: int) -> SplitModel:
+def split_model(data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp") -> SplitModel:
     """The classifier and its table (memoised per process; the weights come from the zoo's cache)."""
-    key = (data, int(depth), int(width), int(steps), int(seed))
+    key = (data, int(depth), int(width), int(steps), int(seed)) + (() if arch == "mlp" else (arch,))
     if key in _MODELS:
         return _MODELS[key]
     with fixed_threads():  # the classifier and its table define the env: not the process's thread count
-        return _build_split_model(key, data, depth, width, steps, seed)
+        return _build_split_model(key, data, depth, width, steps, seed, arch)
 
 
-def _build_split_model(key: tuple, data: str, depth: int, width: int, steps: int, seed: int) -> SplitModel:
-    zm = load_classifier(data, depth, width, steps, seed)
+def _build_split_model(key: tuple, data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp") -> SplitModel:
+    zm = load_classifier(data, depth, width, steps, seed, arch)
     net = zm.model.eval()
     for p in net.parameters():
         p.requires_grad_(False)
@@ -139,4 +155,4 @@ def _build_split_model(key: tuple, data: str, depth: int, width: int, steps: int
     return out
 
 
-__all__ = ["COLUMNS", "DATA_TYPES", "SplitModel", "block_table", "load_classifier", "ncm_accuracy", "rc2_stats", "split_model"]
+__all__ = ["ARCHS", "COLUMNS", "DATA_TYPES", "SplitModel", "block_table", "load_classifier", "ncm_accuracy", "rc2_stats", "split_model"]

@@ -15,11 +15,12 @@ from icmlgym.envs.split.attack import (
     cached_attack,
     defended_accuracy,
 )
-from icmlgym.envs.split.model import COLUMNS, DATA_TYPES, SplitModel, split_model
+from icmlgym.envs.split.model import ARCHS, COLUMNS, DATA_TYPES, SplitModel, split_model
 from icmlgym.nn.counters import CostMeter
 
 PROBE, COMMIT = 0, 1
 DEFAULT_NOISE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0)
+DEFAULT_WIDTH: dict[str, int] = {"mlp": 64, "cnn": 8}  # units of an MLP block, channels of a CNN block
 
 
 def gpz_block(ratios: np.ndarray, include_input: bool = False) -> int:
@@ -116,7 +117,7 @@ class SplitInferenceEnv(gym.Env):
         self,
         data: str = "digits",
         depth: int = 4,
-        width: int = 64,
+        width: int | None = None,
         classifier_steps: int = 600,
         model_seed: int | None = None,
         model_pool: int = 3,
@@ -128,10 +129,15 @@ class SplitInferenceEnv(gym.Env):
         w_flops: float = 0.1,
         probe_penalty: float = 0.02,
         max_probe_steps: int | None = None,
+        arch: str = "mlp",
     ) -> None:
         self._model: SplitModel | None = None
         if data not in DATA_TYPES:
             raise ValueError(f"data must be one of {sorted(DATA_TYPES)}, got {data!r}")
+        if arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
+        if width is None:
+            width = DEFAULT_WIDTH[arch]
         if attacker not in ATTACKERS:
             raise ValueError(f"attacker must be one of {ATTACKERS}, got {attacker!r}")
         for name, v in (("depth", depth), ("width", width), ("classifier_steps", classifier_steps), ("attack_steps", attack_steps)):
@@ -145,7 +151,7 @@ class SplitInferenceEnv(gym.Env):
         for name, v in (("w_accuracy", w_accuracy), ("w_flops", w_flops), ("probe_penalty", probe_penalty)):
             if not float(v) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {v}")
-        self.data, self.depth, self.width = data, int(depth), int(width)
+        self.data, self.depth, self.width, self.arch = data, int(depth), int(width), arch
         if int(model_pool) < 1:
             raise ValueError(f"model_pool must be >= 1, got {model_pool}")
         self.classifier_steps, self.model_pool = int(classifier_steps), int(model_pool)
@@ -182,7 +188,7 @@ class SplitInferenceEnv(gym.Env):
     def model(self) -> SplitModel:
         """The classifier and its per-block table (loaded on first use)."""
         if self._model is None:
-            self._model = split_model(self.data, self.depth, self.width, self.classifier_steps, self.model_seed)
+            self._model = split_model(self.data, self.depth, self.width, self.classifier_steps, self.model_seed, self.arch)
         return self._model
 
     def _check_block(self, block: int) -> int:
