@@ -36,7 +36,7 @@ from icmlgym.envs import register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
 from icmlgym.runner import provenance
 from icmlgym.runner.loop import execute
-from icmlgym.runner.task import RunTask, add_cost, base_record, ensure_registered, task_env_kwargs
+from icmlgym.runner.task import RunTask, add_cost, agent_meta, base_record, ensure_registered, task_env_kwargs
 from icmlgym.runner.record import EpisodeRecord, RunRecord
 from icmlgym.runner.rollout import episode_seed
 
@@ -168,7 +168,8 @@ def _execute_batch(tasks: list[RunTask], ctx: RunContext) -> list[RunRecord] | N
         venv = _vector_env_class(c)(num_envs=len(tasks), **kwargs)
         agent = vector_class(loaded.cls)(**loaded.kwargs)
         spec = AgentSpec(c.id, venv.single_observation_space, venv.single_action_space, c, kwargs, first.tier, 0, None, first.device)
-        records = [base_record(t, loaded) for t in tasks]
+        meta = agent_meta(loaded, c)  # one agent, one env: hash their code once for the whole batch
+        records = [base_record(t, None, meta=meta) for t in tasks]
         env_spec = {"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point, "max_episode_steps": None}
         seeds = [int(t.seed) for t in tasks]
         n_episodes = first.episodes if first.episodes is not None else tier.episodes
