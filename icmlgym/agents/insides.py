@@ -179,11 +179,11 @@ def self_consistency(emb: np.ndarray, prompt: np.ndarray) -> np.ndarray:
 def two_means_threshold(s: np.ndarray) -> float:
     """The threshold that splits scores into two groups with the least within-group variance (Otsu, 1-D)."""
     v = np.sort(np.asarray(s, np.float64))
-    if len(v) < 2 or v[0] == v[-1]:
+    u = np.unique(v)
+    if len(u) < 2:
         return float(v[-1]) + 1.0  # one group: nothing flagged
-    cuts = (v[:-1] + v[1:]) / 2
-    best, thr = np.inf, cuts[0]
-    for c in np.unique(cuts):
+    best, thr = np.inf, (u[0] + u[1]) / 2
+    for c in (u[:-1] + u[1:]) / 2:  # midpoints between distinct values: no score sits on the threshold
         lo, hi = v[v <= c], v[v > c]
         cost = lo.var() * len(lo) + hi.var() * len(hi)
         if cost < best:
