@@ -26,7 +26,7 @@ def env():
 def test_a_query_reveals_one_label_and_spends_one_annotation(env):
     from icmlgym.envs.insides.hallucination import query_action
 
-    obs, reward, term, trunc, info = env.step(query_action(7, env.total))
+    obs, reward, term, _, info = env.step(query_action(7, env.total))
     assert not term and reward == 0.0 and info["cost"] == {"annotations": 1.0}
     assert obs["labels"][7] == env._y[7] and (obs["labels"] >= 0).sum() == 1
     assert obs["budget_left"] == 4
@@ -42,7 +42,10 @@ def test_a_repeated_query_is_spent_and_reveals_nothing(env):
 
 
 def test_strict_mode_refuses_a_repeated_query():
-    from icmlgym.envs.insides.hallucination import HallucinationLabelingEnv, query_action
+    from icmlgym.envs.insides.hallucination import (
+        HallucinationLabelingEnv,
+        query_action,
+    )
 
     env = HallucinationLabelingEnv(n_prompts=10, budget=5, strict=True)
     env.reset(seed=0)
@@ -183,7 +186,10 @@ def test_jsonl_without_usable_prompts_or_file_is_an_error(tmp_path):
 
 
 def test_env_on_a_jsonl_file_uses_the_sentence_encoder(tmp_path):
-    from icmlgym.envs.insides.hallucination import HallucinationLabelingEnv, predict_action
+    from icmlgym.envs.insides.hallucination import (
+        HallucinationLabelingEnv,
+        predict_action,
+    )
 
     env = HallucinationLabelingEnv(n_prompts=2, n_responses=3, budget=1, jsonl_path=_write(tmp_path / "r.jsonl", _rows()))
     obs, _ = env.reset(seed=0)
