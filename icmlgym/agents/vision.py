@@ -210,7 +210,7 @@ def _count(steps: int, examples: int) -> None:
 # evaluation episode (n_labels, contexts of the evaluation) reuse the same pre-training. Its
 # counters are still charged to every run that uses it.
 _TRAINED: "OrderedDict[tuple, tuple]" = OrderedDict()
-_TRAINED_MAX = 8
+_TRAINED_MAX = 64  # each model is about 100 KB; a findings run or the adaptation benchmark holds at most 4 agents x 10 seeds
 
 
 def encoder_features(frames: np.ndarray, size: str = "smoke", batch: int = 2048) -> np.ndarray:
