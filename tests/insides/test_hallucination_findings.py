@@ -4,7 +4,8 @@ The generator's properties are pinned first (tests/insides/test_facts.py: knowle
 860 of 864 prompts, hallucination rate 0.342 at T=1.3). Observed: genuine responses cluster
 more tightly than hallucinated ones (per seed, and paired over the pool's prompts below);
 APORIA-LP with 40 random annotations beats logistic regression with the same annotations by
-far and self-consistency (no labels) by a small margin, but its F1 stays below the paper's 0.9.
+far, but its F1 stays below the paper's 0.9. (Its small edge over self-consistency is reported
+in docs/insides.md, not declared: the 10-seed verdict depends on the seeds.)
 """
 
 from __future__ import annotations
