@@ -1,4 +1,5 @@
-"""The split findings as declared in icmlgym/findings/split.py, on classifiers (model_seed) 0-9 at the smoke tier.
+"""The split findings as declared in icmlgym/findings/split.py, on classifiers (model_seed) 0-9 at the smoke tier
+(digits: all three claims; 1-D signals: the R_c^2 and the logits claims).
 
 The paper claims that the R_c^2 split has over 4x the shallow split's reconstruction error,
 that logits resist 66% more than feature-level representations, and (implicitly) that a noise
@@ -37,3 +38,4 @@ def test_arms_shared_between_findings_are_the_same_runs(results):
     rc2 = results["split-rc2-beats-shallow"]
     assert rc2.effect.n == 10
     assert (rc2.treatment >= rc2.control).all(), (rc2.treatment, rc2.control)
+    assert results["split-rc2-beats-shallow-signals"].effect.n == 10

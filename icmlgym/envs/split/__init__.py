@@ -1,7 +1,7 @@
 """Split inference against model inversion: where to cut a classifier between edge and cloud (Golden Partition Zone).
 
 ``icmlgym/SplitInference-v0`` (:mod:`~icmlgym.envs.split.split_env`): a classifier of constant
-width from the zoo, a per-block table of R_c^2 statistics, probes that train real inversion
+width from the zoo (MLP, or a stride-1 CNN; digits, 1-D signals or generated product images), a per-block table of R_c^2 statistics, probes that train real inversion
 attacks (:mod:`~icmlgym.envs.split.attack`), a commit with an optional noise defence.
 docs/split.md has the findings and the confounding discussion.
 """
@@ -44,7 +44,8 @@ CARDS = [
     )
 ]
 
-SUITES = {"split-data-types": [("icmlgym/SplitInference-v0", {"data": "digits"}), ("icmlgym/SplitInference-v0", {"data": "signals"})]}
+SUITES = {"split-data-types": [("icmlgym/SplitInference-v0", {"data": "digits"}), ("icmlgym/SplitInference-v0", {"data": "signals"}),
+                               ("icmlgym/SplitInference-v0", {"data": "products", "arch": "cnn"})]}
 
 AGENTS = {
     "split-rc2": AgentInfo("icmlgym.agents.split:Rc2Agent",

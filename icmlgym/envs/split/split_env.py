@@ -45,7 +45,8 @@ class SplitInferenceEnv(gym.Env):
 
     ## Description
     A classifier of ``depth`` hidden blocks of constant ``width`` plus a logits block
-    (``L = depth + 1`` blocks; the zoo's MLP trained on ``data``) is to be split: the
+    (``L = depth + 1`` blocks; the zoo's MLP, or with ``arch="cnn"`` a stride-1 CNN of
+    ``width`` channels without pooling, trained on ``data``) is to be split: the
     edge device runs blocks ``0..b`` and sends their output to the cloud, where an
     attacker tries to reconstruct the input (model inversion, He et al. 2019). The
     Golden Partition Zone paper (ICML 2026) argues that a split resists inversion
@@ -94,9 +95,12 @@ class SplitInferenceEnv(gym.Env):
     truncated with the default deployment: the deepest split (logits), no noise.
 
     ## Arguments
-    ``data`` (``digits`` | ``signals``), ``depth`` (hidden blocks), ``width``,
-    ``classifier_steps`` (training steps of the classifier), ``model_seed``, ``model_pool``, ``attack_seed``,
-    ``attacker`` (``inverse-net`` | ``decoder-large`` | ``rmle``), ``attack_steps``,
+    ``data`` (``digits`` | ``signals`` | ``products``: the generated product classes of
+    :mod:`icmlgym.corpora.product_images`, 48 classes of 16x16 RGB), ``arch`` (``mlp`` |
+    ``cnn``), ``depth`` (hidden blocks), ``width`` (units or channels; default 64 for the MLP,
+    8 for the CNN), ``classifier_steps`` (training steps of the classifier), ``model_seed``,
+    ``model_pool``, ``attack_seed``, ``attacker`` (``inverse-net`` | ``decoder-large`` |
+    ``rmle`` | ``glass``), ``attack_steps``,
     ``noise_levels`` (non-negative, first 0), ``w_accuracy``, ``w_flops``,
     ``probe_penalty``, ``max_probe_steps`` (default ``2 L K``).
 
@@ -108,7 +112,8 @@ class SplitInferenceEnv(gym.Env):
     analysis), ``model_seed``, ``is_logits``, ``attacks`` (attacks trained by probes), ``committed``.
 
     ## Version History
-    v0: first version.
+    v0: first version; later additions that leave the defaults' behaviour unchanged: the
+    ``products`` data type, ``arch="cnn"``, the ``glass`` attacker.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 (gymnasium's convention)
