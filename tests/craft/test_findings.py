@@ -1,9 +1,11 @@
-"""DeepHA's findings as declared in icmlgym/findings/craft.py, on worlds 0-9 through the runner.
+"""DeepHA's findings as declared in icmlgym/findings/craft.py.
 
-The world is the unit: every task run at a seed plays the same generated world, so the 8
-held-out ordered tasks of a world are pooled into one value per world (success rate; steps to
-success given success). ``icmlgym findings craft --seed-list ...`` prints the same table on
-other worlds; docs/craft.md has the numbers.
+The declared verdicts are NOT evaluated here: they take 240 Crafter runs (3 agents x 8 held-out
+tasks x 10 worlds), about 80 s of the 2 cores on their own, which the family's 90 s test budget
+cannot hold (docs/contributing.md). CI checks them in its replication step, ``icmlgym findings
+--all --seed-list 1000,...,1009 --tier smoke`` (fresh worlds; it exits 1 when a claim declared as
+holding does not hold), and docs/craft.md has the table on worlds 0-9 from ``icmlgym findings
+craft --seeds 10``. What is tested here is the declaration itself.
 """
 
 from __future__ import annotations
@@ -14,23 +16,19 @@ pytest.importorskip("crafter", reason="the Craft family needs the [craft] extra 
 
 from icmlgym.envs.craft.tasks import heldout_smoke_tasks  # noqa: E402
 from icmlgym.findings import family_findings  # noqa: E402
-from icmlgym.findings.craft import HELDOUT  # noqa: E402
-from icmlgym.findings.testing import assert_declared, evaluate_declared  # noqa: E402
+from icmlgym.findings.claims import HOLDS  # noqa: E402
+from icmlgym.findings.craft import HELDOUT, WORLDS  # noqa: E402
 
 FINDINGS = family_findings("craft")
 
 
-@pytest.fixture(scope="module")
-def results():
-    return evaluate_declared(FINDINGS, executor="process", workers=2)
-
-
-@pytest.mark.finding
-@pytest.mark.slow
-@pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
-def test_declared_verdict_is_observed(results, finding):
-    assert_declared(results[finding.id])
-
-
 def test_the_declared_tasks_are_the_held_out_split():
     assert tuple(t.name for t in heldout_smoke_tasks()) == HELDOUT
+
+
+def test_each_finding_pools_the_held_out_tasks_of_ten_worlds():
+    assert len(WORLDS) >= 10 and {f.unit for f in FINDINGS} == {"world"}
+    for f in FINDINGS:
+        for arm in (f.treatment, f.control):
+            assert tuple(v["task"] for v in arm.variants) == HELDOUT and arm.env_kwargs == {"max_steps": 300}
+    assert sum(f.expected == HOLDS for f in FINDINGS) == 2
