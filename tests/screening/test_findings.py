@@ -21,7 +21,7 @@ FINDINGS = family_findings("screening")
 
 @pytest.fixture(scope="module")
 def results():
-    return evaluate_declared(FINDINGS)
+    return evaluate_declared(FINDINGS, executor="process", workers=2)
 
 
 @pytest.mark.finding
