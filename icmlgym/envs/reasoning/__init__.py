@@ -1,0 +1,60 @@
+"""Efficient reasoning: early exit from a chain of thought (SpecExit) and speculative reasoning (DREAM-R).
+
+``icmlgym/EarlyExit-v0`` (:mod:`~icmlgym.envs.reasoning.early_exit`): one reasoning problem per
+episode decoded by real speculative decoding (:mod:`~icmlgym.envs.reasoning.speculative`, KV
+caches) with the zoo's overthinking reasoner and its draft; the agent continues or exits at each
+line boundary. docs/reasoning.md has the cost model and the findings.
+"""
+
+from icmlgym.catalog import AgentInfo, Resources, TaskCard, Tier
+
+EXTRAS: dict[str, tuple[str, ...]] = {"reasoning": ("torch",)}
+PROVENANCE: tuple[str, ...] = ("torch",)
+
+SPECEXIT_PAPER = ("SpecExit: accelerating large reasoning models by speculative exit (ICML 2026); "
+                  "peers DEER (dynamic early exit by trial answers), SVIP, Kangaroo")
+
+EXIT_BASELINES: tuple[str, ...] = ("never-exit", "token-budget", "deer", "deer-consistency", "target-head", "draft-entropy", "random")
+
+CARDS = [
+    TaskCard(
+        id="icmlgym/EarlyExit-v0",
+        family="reasoning",
+        paper=SPECEXIT_PAPER,
+        entry_point="icmlgym.envs.reasoning.early_exit:EarlyExitEnv",
+        kind="single",
+        primary_metric="score",
+        direction="max",
+        cost_units=("target_forwards", "draft_forwards", "probe_forwards"),
+        extra="reasoning",
+        tiers={
+            "smoke": Tier(episodes=4, env_kwargs={}, train_steps=300, train_unit="gradient_steps", seeds=3),
+            "standard": Tier(episodes=20, env_kwargs={}, train_steps=1000, train_unit="gradient_steps", seeds=5),
+            "full": Tier(episodes=100, env_kwargs={}, train_steps=2000, train_unit="gradient_steps", seeds=10),
+        },
+        reference_agent="specexit",
+        baselines=EXIT_BASELINES,
+        # random and the reference (specexit): mean score over seeds 0-2 x 4 episodes of
+        # `icmlgym.run("icmlgym/EarlyExit-v0", AGENT, seeds=3)`; never-exit scores 0.521 there (docs/reasoning.md)
+        score_refs={"smoke": (0.173, 0.502)},
+        suites=("reasoning",),
+        description="continue or exit at each step boundary of speculative decoding; accuracy against generated tokens",
+        resources=Resources(num_cpus=1, device=True),
+    ),
+]
+
+AGENTS: dict[str, AgentInfo] = {
+    "specexit": AgentInfo("icmlgym.agents.reasoning:SpecExitAgent", extra="reasoning",
+                          description="exit head (MLP) on the draft's hidden state, trained on traces, threshold from validation; zero probes"),
+    "never-exit": AgentInfo("icmlgym.baselines.reasoning:NeverExitAgent", description="plain speculative decoding: always continue"),
+    "token-budget": AgentInfo("icmlgym.baselines.reasoning:TokenBudgetAgent",
+                              description="exit after a token budget calibrated on validation traces"),
+    "deer": AgentInfo("icmlgym.baselines.reasoning:DEERAgent", kwargs={"mode": "confidence"},
+                      description="DEER: a trial answer at every boundary (probe), exit when its confidence clears a calibrated threshold"),
+    "deer-consistency": AgentInfo("icmlgym.baselines.reasoning:DEERAgent", kwargs={"mode": "consistency"},
+                                  description="DEER's answer-consistency variant: exit when two consecutive trial answers agree"),
+    "target-head": AgentInfo("icmlgym.baselines.reasoning:TargetHeadExitAgent", extra="reasoning",
+                             description="SpecExit's head on the target's hidden state (reads it at every boundary)"),
+    "draft-entropy": AgentInfo("icmlgym.baselines.reasoning:DraftEntropyAgent",
+                               description="exit when the draft's next-token entropy is below a calibrated threshold (SVIP-style)"),
+}

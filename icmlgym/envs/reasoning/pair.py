@@ -1,0 +1,75 @@
+"""The target/draft model pair both reasoning envs decode with, and the problems they are asked.
+
+By default the pair is the zoo's overthinking reasoner and its draft
+(:mod:`icmlgym.zoo.overthink`, fine-tuned from ``reasoner`` / ``reasoner-draft``; smoke
+weights ship with the package, so nothing trains at run time). Problems come from the
+generated reasoning corpus (:mod:`icmlgym.corpora.reasoning`), drawn per episode from a
+split (``test`` for evaluation; ``train`` and ``val`` for the traces agents learn from).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from icmlgym.corpora.reasoning import DOMAINS, LEVELS, SPLITS, CharTokenizer, Problem, generate
+
+
+@dataclass
+class ModelPair:
+    """A target and a draft sharing a tokenizer, with what the envs need to know about them."""
+
+    target: Any
+    draft: Any
+    tokenizer: Any
+    name: str
+    key: str  # identifies the weights (part of trace cache keys)
+
+    @property
+    def draft_cost(self) -> float:
+        """The draft's cost per pass relative to the target's: the ratio of parameter counts."""
+        count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+        return count(self.draft) / count(self.target)
+
+
+def zoo_pair(size: str = "smoke", overthink: float = 0.5, device: str = "cpu") -> ModelPair:
+    """The zoo's overthinking reasoner and draft (``overthink`` other than the shipped 0.5 trains new entries)."""
+    from icmlgym.zoo import overthink as _members  # noqa: F401  (registers the members)
+    from icmlgym.zoo.registry import load
+
+    if not 0.0 <= overthink <= 1.0:
+        raise ValueError(f"overthink is a probability in [0, 1], got {overthink}")
+    over = None if overthink == 0.5 else {"overthink": float(overthink)}
+    t = load("reasoner-overthink", size, overrides=over, device=device)
+    d = load("reasoner-overthink-draft", size, overrides=over, device=device)
+    tok = t.tokenizer
+    if tok.name != d.tokenizer.name:  # pragma: no cover - both members share the corpus tokenizer
+        raise ValueError(f"target and draft tokenizers differ: {tok.name!r} vs {d.tokenizer.name!r}")
+    return ModelPair(t.model, d.model, tok, f"zoo:reasoner-overthink-{size}", f"{t.card['key']}+{d.card['key']}")
+
+
+def validate_problems(split: str, domains: Sequence[str], levels: Sequence[int]) -> None:
+    """Raise ValueError naming the bad argument (before any model loads)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    bad = [d for d in domains if d not in DOMAINS]
+    if bad or not domains:
+        raise ValueError(f"domains must be a non-empty subset of {DOMAINS}, got {list(domains)!r}")
+    bad_l = [lv for lv in levels if lv not in LEVELS]
+    if bad_l or not levels:
+        raise ValueError(f"levels must be a non-empty subset of {LEVELS}, got {list(levels)!r}")
+
+
+def draw_problem(rng: np.random.Generator, split: str, domains: Sequence[str], levels: Sequence[int]) -> Problem:
+    """One problem of the split, drawn with the episode's generator."""
+    return generate(1, int(rng.integers(2**31 - 1)), split, tuple(domains), tuple(levels))[0]
+
+
+def line_tokens(tok: CharTokenizer) -> dict[str, Any]:
+    """Token ids the envs look for: newline, end of text, the answer prefix ``A:``."""
+    return {"newline": tok.stoi["\n"], "eos": tok.eos_id, "answer": tok.encode("A:")}
+
+
+__all__ = ["ModelPair", "draw_problem", "line_tokens", "validate_problems", "zoo_pair"]
