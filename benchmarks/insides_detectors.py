@@ -1,6 +1,7 @@
 """Every LayerOOD-v0 detector on the same seeds at the smoke tier: mean AUROC and FPR@95TPR (docs/insides.md).
 
     python benchmarks/insides_detectors.py --seeds 10
+    python benchmarks/insides_detectors.py --seeds 10 --labelled-ood 20 --agents ood-sae-transitions,ood-sae-transitions-random,ood-logreg-last,ood-knn-last
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--agents", default=",".join(AGENTS))
+    ap.add_argument("--labelled-ood", type=int, default=0, help="LayerOOD-v0's n_labelled_ood (0: one-class)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     print("| agent | AUROC (mean over seeds) | range over seeds | FPR@95TPR | seconds per run |")
     print("|---|---|---|---|---|")
     for agent in args.agents.split(","):
         t0 = time.perf_counter()
-        recs = icmlgym.run("icmlgym/LayerOOD-v0", agent, seeds=args.seeds)
+        recs = icmlgym.run("icmlgym/LayerOOD-v0", agent, seeds=args.seeds, env_kwargs={"n_labelled_ood": args.labelled_ood})
         dt = (time.perf_counter() - t0) / args.seeds
         bad = [r.error for r in recs if r.status != "ok"]
         if bad:

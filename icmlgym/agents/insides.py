@@ -38,8 +38,24 @@ class LayerStandardiser:
         return (x - self.mean) / self.std
 
 
+def fit_logistic(z: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 500, lr: float = 0.5) -> tuple[np.ndarray, float]:
+    """L2-regularised logistic regression by full-batch gradient descent, classes weighted equally: (weights, bias)."""
+    w, b = np.zeros(z.shape[1]), 0.0
+    weight = np.where(y == 1, 0.5 / max(y.sum(), 1), 0.5 / max((1 - y).sum(), 1))
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-(z @ w + b)))
+        g = weight * (p - y)
+        w -= lr * (z.T @ g + l2 * w)
+        b -= lr * g.sum()
+    return w, float(b)
+
+
 class SAETransitionAgent(BaseAgent):
     """TopK SAEs per layer + ridge transitions between consecutive layers' codes; z-scored residuals.
+
+    When the training data holds labelled OOD inputs (label -1; LayerOOD-v0's ``n_labelled_ood``)
+    a logistic regression on the z-scored features (held-out in-domain against those) scores
+    instead of the mean z-score.
 
     Args:
         d_latent: SAE latents per layer.
@@ -91,8 +107,9 @@ class SAETransitionAgent(BaseAgent):
         from icmlgym.zoo.sae import TopKSAE, train_sae
 
         seed_everything(self._seed, "cpu")
-        x, _ = env.unwrapped.training_data()
-        x = np.asarray(x, np.float64)
+        x, y = env.unwrapped.training_data()
+        x, y = np.asarray(x, np.float64), np.asarray(y)
+        ood_x, x = x[y < 0], x[y >= 0]  # labelled OOD inputs (label -1), when the env gives some
         if x.ndim != 3 or x.shape[1] < self.first_layer + 2:
             raise ValueError(f"the SAE-transition detector needs (n, layers >= {self.first_layer + 2}, d) states, got {x.shape}")
         rng = np.random.default_rng(self._seed)
@@ -119,10 +136,18 @@ class SAETransitionAgent(BaseAgent):
             self.transitions.append(np.linalg.solve(design.T @ design + reg, design.T @ b))
         cal = self.features(cal_x)
         self.mu, self.sd = cal.mean(0), cal.std(0) + 1e-9
+        self.light = None
+        if len(ood_x):  # a light learner: held-out in-domain features against the labelled OOD ones
+            z = np.r_[(cal - self.mu) / self.sd, (self.features(ood_x) - self.mu) / self.sd]
+            self.light = fit_logistic(z, np.r_[np.zeros(len(cal)), np.ones(len(ood_x))])
 
     def score(self, x: np.ndarray) -> np.ndarray:
-        """Real-valued OOD scores (mean z-score of the features)."""
-        return ((self.features(x) - self.mu) / self.sd).mean(1)
+        """Real-valued OOD scores: the mean z-score of the features (one-class), or the light learner's logit."""
+        z = (self.features(x) - self.mu) / self.sd
+        if self.light is not None:
+            w, b = self.light
+            return z @ w + b
+        return z.mean(1)
 
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
         if self.saes is None:
@@ -322,5 +347,5 @@ class APORIALPAgent(LabellingAgent):
         return label_spreading(self.features(emb, prompt, labels), known, y, self.k, self.alpha)
 
 
-__all__ = ["APORIALPAgent", "LabellingAgent", "LayerStandardiser", "SAETransitionAgent", "fisher_direction", "label_spreading",
+__all__ = ["APORIALPAgent", "LabellingAgent", "fit_logistic", "LayerStandardiser", "SAETransitionAgent", "fisher_direction", "label_spreading",
            "prompt_geometry", "scores_around", "self_consistency", "squash", "two_means_threshold", "unit_rows", "unpack"]

@@ -46,6 +46,8 @@ class _LastLayerEnv:
 
     def training_data(self) -> tuple[np.ndarray, np.ndarray]:
         x, y = self._env.unwrapped.training_data()
+        keep = np.asarray(y) >= 0  # in-domain only (labelled OOD inputs carry -1)
+        x, y = np.asarray(x)[keep], np.asarray(y)[keep]
         last = _last_layer(x)
         return (_unit(last) if self._normalise else last), y
 
@@ -90,9 +92,10 @@ class _TopicClassifier(BaseAgent):
 
     def train(self, env, budget) -> None:
         x, y = env.unwrapped.training_data()
-        x = _last_layer(x)
         y = np.asarray(y, np.int64)
-        if y.min() < 0:
+        x = _last_layer(x)[y >= 0]  # the in-domain topics (labelled OOD inputs carry -1)
+        y = y[y >= 0]
+        if len(y) == 0:
             raise ValueError("the topic classifier needs in-domain topic labels (>= 0) in the training data")
         self.mean, self.std = x.mean(0), x.std(0) + 1e-6
         z = np.c_[(x - self.mean) / self.std, np.ones(len(x))]
@@ -142,6 +145,29 @@ class EnergyAgent(_TopicClassifier):
         a = self.logits(x)
         m = a.max(1)
         return -(m + np.log(np.exp(a - m[:, None]).sum(1)))
+
+
+class LastLayerLogisticAgent(BaseAgent):
+    """Few-label baseline: logistic regression on the standardised last layer, in-domain train texts
+    against the labelled OOD ones (LayerOOD-v0 with ``n_labelled_ood > 0``; classes weighted equally)."""
+
+    name = "ood-logreg-last"
+
+    def train(self, env, budget) -> None:
+        from icmlgym.agents.insides import fit_logistic
+
+        x, y = env.unwrapped.training_data()
+        x, y = _last_layer(x), np.asarray(y)
+        if not (y < 0).any():
+            raise ValueError("ood-logreg-last needs labelled OOD inputs in the training data: make the env with n_labelled_ood > 0")
+        self.mean, self.std = x.mean(0), x.std(0) + 1e-6
+        self.w, self.b = fit_logistic((x - self.mean) / self.std, (y < 0).astype(float))
+
+    def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
+        if not hasattr(self, "w"):
+            raise RuntimeError("ood-logreg-last scores inputs after train(env, budget); it was not trained")
+        z = (_last_layer(obs["inputs"]) - self.mean) / self.std
+        return squash(z @ self.w + self.b)
 
 
 class RandomSAETransitionAgent(SAETransitionAgent):
@@ -285,5 +311,5 @@ class UncertaintySamplingAgent(LogisticRegressionAgent):
         return int(np.argmin(gap)) if np.isfinite(gap.min()) else None
 
 
-__all__ = ["EnergyAgent", "KNNLabelAgent", "LastLayerKNNAgent", "LastLayerMahalanobisAgent", "LogisticRegressionAgent", "MaxSoftmaxAgent",
+__all__ = ["EnergyAgent", "KNNLabelAgent", "LastLayerKNNAgent", "LastLayerLogisticAgent", "LastLayerMahalanobisAgent", "LogisticRegressionAgent", "MaxSoftmaxAgent",
            "RandomSAETransitionAgent", "SelfConsistencyAgent", "SemanticEntropyAgent", "UncertaintySamplingAgent", "cluster_shares"]

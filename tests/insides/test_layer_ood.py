@@ -94,3 +94,39 @@ def test_docstring_corpus_is_the_same_on_every_call():
 
     first = [d.text for d in docstrings(["time", "data"])]
     assert first == [d.text for d in docstrings(["time", "data"])]
+
+
+def test_labelled_ood_texts_come_from_val_and_never_from_test(states):
+    env = icmlgym.make(ID, n_labelled_ood=20)
+    x, y = env.unwrapped.training_data()
+    assert (y == -1).sum() == 20 and len(y) == len(states["train"][0]) + 20
+    labelled = {v.tobytes() for v in x[y == -1][:, -1]}
+    val_ood = {v.tobytes() for v, o in zip(states["val"][0][:, -1], states["val"][1]) if o}
+    assert labelled <= val_ood and not labelled & {v.tobytes() for v in states["test"][0][:, -1]}
+    assert icmlgym.make(ID).unwrapped.training_data()[1].min() == 0  # default: one-class, as in v0
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"n_labelled_ood": -1}, "n_labelled_ood must be >= 0"),
+    ({"n_labelled_ood": 500}, "exceeds the 120 OOD texts of the val split"),
+    ({"n_labelled_ood": 5, "split": "val"}, "come from the val split"),
+])
+def test_bad_labelled_ood_arguments_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        icmlgym.make(ID, **kwargs)
+
+
+def test_one_class_detectors_ignore_labelled_ood_and_the_few_label_ones_need_it():
+    from icmlgym.baselines.insides import LastLayerLogisticAgent, MaxSoftmaxAgent
+
+    labelled, plain = icmlgym.make(ID, n_labelled_ood=20), icmlgym.make(ID)
+    a, b = MaxSoftmaxAgent(), MaxSoftmaxAgent()
+    a.train(labelled, 0)
+    b.train(plain, 0)
+    np.testing.assert_array_equal(a.w, b.w)  # trained on the in-domain rows only
+    with pytest.raises(ValueError, match="needs labelled OOD inputs"):
+        LastLayerLogisticAgent().train(plain, 0)
+    lr = LastLayerLogisticAgent()
+    lr.train(labelled, 0)
+    obs, _ = labelled.reset(seed=0)
+    assert lr.act(obs, {}).shape == (16,)

@@ -74,6 +74,10 @@ AGENTS = {
         "icmlgym.baselines.insides:RandomSAETransitionAgent", extra="text",
         description="the same detector over untrained (random-feature) SAEs: the sanity check",
     ),
+    "ood-logreg-last": AgentInfo(
+        "icmlgym.baselines.insides:LastLayerLogisticAgent",
+        description="few labels (n_labelled_ood > 0): logistic regression on the last layer, in-domain against the labelled OOD texts",
+    ),
     "ood-msp": AgentInfo(
         "icmlgym.baselines.insides:MaxSoftmaxAgent",
         description="1 - max softmax probability of a topic classifier on the last layer",

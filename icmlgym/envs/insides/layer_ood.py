@@ -10,7 +10,9 @@ Description:
     being out of domain. An agent that trains gets the in-domain train split only
     (one-class) through ``env.unwrapped.training_data()``, labelled with the in-domain
     topic of each text (so that classifier-based detectors, max softmax probability and
-    energy, have a classifier to read). Built on
+    energy, have a classifier to read). With ``n_labelled_ood > 0`` the training data also
+    holds that many labelled OOD texts (label -1), drawn from the val split (never evaluated
+    in ``test``): the few-label setting, where a detector may fit a light learner. Built on
     :class:`~icmlgym.envs.prediction.base.PredictionTaskEnv`; states come from
     :mod:`icmlgym.envs.insides.states` (cached per text).
 
@@ -35,13 +37,14 @@ Arguments:
     ``batch_size`` (16), ``n_batches`` (4), ``ood_fraction`` (0.5, the share of OOD inputs
     in the evaluated split), ``in_topics``, ``out_topics`` (standard-library topics of
     :data:`icmlgym.corpora.text.STDLIB_TOPICS`), ``split`` ("test"; "val" for tuning:
-    disjoint texts).
+    disjoint texts), ``n_labelled_ood`` (0: one-class; else that many OOD texts of the val
+    split in the training data, labelled -1).
 
 Metrics:
     ``auroc`` (primary), ``fpr95`` (false-positive rate at 95% TPR), ``aupr`` (OOD positive).
 
 Version History:
-    v0: first version.
+    v0: first version; ``n_labelled_ood`` added (default 0 keeps v0's behaviour).
 """
 
 from __future__ import annotations
@@ -65,22 +68,37 @@ class LayerOODEnv(PredictionTaskEnv):
     primary = "auroc"
 
     def __init__(self, batch_size: int = 16, n_batches: int = 4, ood_fraction: float = 0.5,
-                 in_topics: Sequence[str] = IN_TOPICS, out_topics: Sequence[str] = OUT_TOPICS, split: str = "test") -> None:
+                 in_topics: Sequence[str] = IN_TOPICS, out_topics: Sequence[str] = OUT_TOPICS, split: str = "test",
+                 n_labelled_ood: int = 0) -> None:
         if not 0.0 < ood_fraction < 1.0:
             raise ValueError(f"ood_fraction must be in (0, 1), got {ood_fraction}")
+        if n_labelled_ood < 0:
+            raise ValueError(f"n_labelled_ood must be >= 0, got {n_labelled_ood}")
+        if n_labelled_ood and split == "val":
+            raise ValueError("labelled OOD texts come from the val split: evaluate on split='test' when n_labelled_ood > 0")
         from icmlgym.corpora.text import STDLIB_TOPICS
 
         unknown = [t for t in (*in_topics, *out_topics) if t not in STDLIB_TOPICS]
         if unknown:
             raise ValueError(f"unknown topics {unknown}; topics: {sorted(STDLIB_TOPICS)}")
         self.ood_fraction = float(ood_fraction)
+        self.n_labelled_ood = int(n_labelled_ood)
         self.in_topics, self.out_topics = tuple(in_topics), tuple(out_topics)
         super().__init__(batch_size, n_batches, split)
+        if self.n_labelled_ood:
+            self.pool("train")  # refuses more labelled OOD texts than the val split holds, before any run
 
     def pool(self, split: str) -> tuple[np.ndarray, np.ndarray]:
         x, ood, topic = corpus_states(self.in_topics, self.out_topics)[split]
-        if split == "train":  # one-class: in-domain texts, labelled with their topic
-            return x, topic
+        if split == "train":  # in-domain texts, labelled with their topic; labelled OOD texts (-1) when asked
+            if not self.n_labelled_ood:
+                return x, topic
+            vx, vood, _ = corpus_states(self.in_topics, self.out_topics)["val"]
+            outs = np.flatnonzero(vood == 1)
+            if self.n_labelled_ood > len(outs):
+                raise ValueError(f"n_labelled_ood = {self.n_labelled_ood} exceeds the {len(outs)} OOD texts of the val split")
+            pick = np.sort(np.random.default_rng(11).choice(outs, self.n_labelled_ood, replace=False))
+            return np.concatenate([x, vx[pick]]), np.concatenate([topic, np.full(len(pick), -1, topic.dtype)])
         # subsample the larger side so that OOD inputs make up ood_fraction (fixed, not seeded by the episode)
         rng = np.random.default_rng(7)
         ins, outs = np.flatnonzero(ood == 0), np.flatnonzero(ood == 1)
