@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from icmlgym.agents.protocol import BaseAgent
@@ -46,7 +47,7 @@ def allocate_milp(cost: np.ndarray, sizes: Sequence[float], bit_widths: Sequence
         raise ValueError(f"budget of {budget_bits:g} weight-bits is below the lowest width's {lowest:g}")
     scale = float(np.abs(cost).max()) or 1.0
     c = (cost / scale).reshape(-1)
-    one_each = np.kron(np.eye(E), np.ones(B))
+    one_each = sparse.kron(sparse.identity(E, format="csr"), np.ones((1, B)), format="csr")
     memory = np.outer(sizes, bits).reshape(1, -1)
     res = milp(
         c,
@@ -118,4 +119,62 @@ class GEMQAgent(MILPAllocator):
         super().__init__(importance="fisher", scope="global", router_ft=router_ft)
 
 
-__all__ = ["GEMQAgent", "IMPORTANCES", "MILPAllocator", "allocate_milp", "importance_cost"]
+# ----------------------------------------------------------------------------- CIMRobustTraining-v0 (DWP)
+
+def sample_table(obs: dict[str, Any], action_size: int) -> tuple[np.ndarray, int]:
+    """The observation's per-sample table ``(batch, 4 + K)`` and ``K``, given the action's length."""
+    flat = np.asarray(obs["samples"], dtype=np.float64)
+    batch = (len(flat) - action_size) // 3  # batch * (4 + K) - batch * (1 + K)
+    if batch < 1 or len(flat) % batch:
+        raise ValueError(f"observation of {len(flat)} values does not fit an action of {action_size}")
+    return flat.reshape(batch, -1), len(flat) // batch - 4
+
+
+class SampleWeighter(BaseAgent):
+    """Weights on each sample's clean loss and its K noisy losses, from a per-sample score.
+
+    ``noisy``: 0 = standard training (clean loss only), ``"all"`` = all K noisy losses,
+    an int ``n`` = the first ``n`` realisations only. ``score``: None (uniform), or a column
+    name (``disagreement``, ``noisy_loss``); the weight of sample ``i`` is
+    ``(1 - mix) + mix * score_i / max score`` (uniform when every score is 0).
+    """
+
+    def __init__(self, noisy: int | str = "all", score: str | None = None, mix: float = 0.5) -> None:
+        super().__init__()
+        if score not in (None, "disagreement", "noisy_loss"):
+            raise ValueError(f"score must be None, 'disagreement' or 'noisy_loss', got {score!r}")
+        if not 0.0 <= float(mix) <= 1.0:
+            raise ValueError(f"mix must be in [0, 1], got {mix!r}")
+        if noisy != "all" and (isinstance(noisy, bool) or not isinstance(noisy, int) or noisy < 0):
+            raise ValueError(f"noisy must be 'all' or an integer >= 0, got {noisy!r}")
+        self.noisy, self.score, self.mix = noisy, score, float(mix)
+
+    def sample_weights(self, table: np.ndarray, K: int) -> np.ndarray:
+        if self.score is None:
+            return np.ones(len(table))
+        v = table[:, 2] if self.score == "disagreement" else table[:, 4:].mean(1)
+        top = float(v.max())
+        return np.ones(len(table)) if top <= 0 else (1 - self.mix) + self.mix * v / top
+
+    def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
+        size = int(np.prod(self.action_space.shape))
+        table, K = sample_table(obs, size)
+        w = self.sample_weights(table, K)
+        out = np.zeros((len(table), 1 + K), dtype=np.float32)
+        if self.noisy == 0:
+            out[:, 0] = w
+        else:
+            n = K if self.noisy == "all" else min(int(self.noisy), K)
+            out[:, 1 : 1 + n] = w[:, None]
+        return np.clip(out.reshape(-1), 0.0, 1.0)
+
+
+class DWPAgent(SampleWeighter):
+    """DWP: each sample's K noisy losses weighted by its prediction disagreement under the K
+    noise realisations (affinity: samples whose prediction the noise flips weigh more)."""
+
+    def __init__(self, mix: float = 0.5) -> None:
+        super().__init__(noisy="all", score="disagreement", mix=mix)
+
+
+__all__ = ["DWPAgent", "GEMQAgent", "IMPORTANCES", "MILPAllocator", "SampleWeighter", "allocate_milp", "importance_cost", "sample_table"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from icmlgym.agents.hardware import MILPAllocator
+from icmlgym.agents.hardware import MILPAllocator, SampleWeighter
 from icmlgym.agents.protocol import BaseAgent
 from icmlgym.envs.hardware.moe_env import bits_to_action, expert_table
 
@@ -38,4 +38,30 @@ class FrequencyAgent(MILPAllocator):
         super().__init__(importance="frequency", scope="global", router_ft=False)
 
 
-__all__ = ["FrequencyAgent", "LayerwiseAgent", "UniformBitsAgent"]
+
+
+# ----------------------------------------------------------------------------- CIMRobustTraining-v0
+
+
+class StandardTrainingAgent(SampleWeighter):
+    """Standard training: every sample's clean loss at weight 1, no noise."""
+
+    def __init__(self) -> None:
+        super().__init__(noisy=0)
+
+
+class NoiseInjectionAgent(SampleWeighter):
+    """Noise-injection training, uniform weights: on one realisation (``realisations=1``) or on all K."""
+
+    def __init__(self, realisations: int | str = "all") -> None:
+        super().__init__(noisy=realisations)
+
+
+class LossWeightedAgent(SampleWeighter):
+    """Hard-example weighting: the K noisy losses weighted by the sample's mean noisy loss."""
+
+    def __init__(self) -> None:
+        super().__init__(noisy="all", score="noisy_loss")
+
+
+__all__ = ["FrequencyAgent", "LayerwiseAgent", "LossWeightedAgent", "NoiseInjectionAgent", "StandardTrainingAgent", "UniformBitsAgent"]

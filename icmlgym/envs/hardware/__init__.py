@@ -1,5 +1,9 @@
 """Models on constrained hardware: mixed-precision experts (GEMQ) and compute-in-memory noise (DWP).
 
+``icmlgym/CIMRobustTraining-v0`` (:mod:`~icmlgym.envs.hardware.cim_env`): one training run of a
+small network whose sample weights the agent sets from statistics under K weight-noise
+realisations, deployed under mismatch, additive noise and PCM drift (:mod:`~icmlgym.envs.hardware.cim`).
+
 ``icmlgym/MoEQuantAlloc-v0`` (:mod:`~icmlgym.envs.hardware.moe_env`): a bit-width per expert of
 the zoo's mixture-of-experts transformer under a memory cap, quantised for real (group-wise
 round-to-nearest, :mod:`~icmlgym.envs.hardware.quant`), with router fine-tuning.
@@ -13,6 +17,11 @@ PROVENANCE: tuple[str, ...] = ("torch", "scipy")
 
 GEMQ_PAPER = ("GEMQ: global expert-level mixed-precision quantisation of mixture-of-experts models with router "
               "fine-tuning (ICML 2026)")
+
+DWP_PAPER = ("DWP: training for compute-in-memory accelerators by weighting samples by their prediction disagreement "
+             "under diverse weight-noise realisations (ICML 2026)")
+
+CIM_BASELINES: tuple[str, ...] = ("cim-standard", "cim-noise-1", "cim-noise-k", "cim-loss-weighted", "random")
 
 MOE_BASELINES: tuple[str, ...] = ("gemq-no-ft", "moe-layerwise", "moe-frequency", "moe-uniform", "random")
 
@@ -43,7 +52,31 @@ CARDS = [
         suites=("hardware",),
         description="bit-width per expert of the zoo MoE under a memory cap: real RTN quantisation, router shift, router fine-tuning",
     ),
+    TaskCard(
+        id="icmlgym/CIMRobustTraining-v0",
+        family="hardware",
+        paper=DWP_PAPER,
+        entry_point="icmlgym.envs.hardware.cim_env:CIMRobustTrainingEnv",
+        kind="single",
+        primary_metric="robust_accuracy",
+        direction="max",
+        cost_units=("train_steps", "noisy_forwards"),
+        extra="hardware",
+        tiers={
+            "smoke": Tier(episodes=1, env_kwargs={"data": "digits", "train_steps": 80}, seeds=3),
+            "standard": Tier(episodes=1, env_kwargs={"data": "digits", "train_steps": 400, "eval_realisations": 5}, seeds=5),
+            "full": Tier(episodes=1, env_kwargs={"data": "digits", "train_steps": 1500, "hidden": 128, "eval_realisations": 10}, seeds=10),
+        },
+        resources=Resources(num_cpus=1, memory_mb=600),
+        reference_agent="dwp",
+        baselines=CIM_BASELINES,
+        score_refs={"smoke": (0.1, 0.5)},
+        suites=("hardware",),
+        description="one training run on noisy CIM weights (sample weights per step), deployed under mismatch, noise and a year of PCM drift",
+    ),
 ]
+
+SUITES = {"cim-data-types": [("icmlgym/CIMRobustTraining-v0", {"data": d}) for d in ("digits", "products", "signals")]}
 
 AGENTS = {
     "gemq": AgentInfo("icmlgym.agents.hardware:GEMQAgent",
@@ -54,6 +87,15 @@ AGENTS = {
                                description="per-layer budget, experts ranked by their layer-local output error"),
     "moe-frequency": AgentInfo("icmlgym.baselines.hardware:FrequencyAgent",
                                description="global MILP on routing frequency x relative weight error"),
+    "dwp": AgentInfo("icmlgym.agents.hardware:DWPAgent",
+                     description="K noisy losses per sample, weighted by the sample's prediction disagreement under the K realisations"),
+    "cim-standard": AgentInfo("icmlgym.baselines.hardware:StandardTrainingAgent", description="clean loss only (standard training)"),
+    "cim-noise-1": AgentInfo("icmlgym.baselines.hardware:NoiseInjectionAgent", kwargs={"realisations": 1},
+                             description="noise injection on one realisation, uniform weights"),
+    "cim-noise-k": AgentInfo("icmlgym.baselines.hardware:NoiseInjectionAgent",
+                             description="noise injection on all K realisations, uniform weights"),
+    "cim-loss-weighted": AgentInfo("icmlgym.baselines.hardware:LossWeightedAgent",
+                                   description="K noisy losses weighted by the sample's mean noisy loss (hard examples)"),
     "moe-uniform": AgentInfo("icmlgym.baselines.hardware:UniformBitsAgent",
                              description="every expert at the largest offered width within the cap"),
 }
