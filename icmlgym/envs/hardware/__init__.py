@@ -47,7 +47,7 @@ CARDS = [
         reference_agent="gemq",
         baselines=MOE_BASELINES,
         # mean held-out loss over seeds 0-2 at the smoke tier of `random` (it stays at the lowest width: a random
-        # allocation is nearly always over the cap) and of `gemq`: `python /tmp/hw_run.py` in docs/hardware.md
+        # allocation is nearly always over the cap) and of `gemq`: `icmlgym.run(ID, AGENT, seeds=3)`
         score_refs={"smoke": (0.3251, 0.3195)},
         suites=("hardware",),
         description="bit-width per expert of the zoo MoE under a memory cap: real RTN quantisation, router shift, router fine-tuning",
@@ -70,7 +70,9 @@ CARDS = [
         resources=Resources(num_cpus=1, memory_mb=600),
         reference_agent="dwp",
         baselines=CIM_BASELINES,
-        score_refs={"smoke": (0.1, 0.5)},
+        # mean robust_accuracy over seeds 0-2 at the smoke tier of `random` and `dwp` (icmlgym.run(ID, AGENT, seeds=3)):
+        # random sample weights already train a robust digits MLP, so the two are close
+        score_refs={"smoke": (0.9337, 0.9347)},
         suites=("hardware",),
         description="one training run on noisy CIM weights (sample weights per step), deployed under mismatch, noise and a year of PCM drift",
     ),

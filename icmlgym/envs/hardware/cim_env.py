@@ -23,7 +23,7 @@ _DATA: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
 
 
 def load_data(data: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
-    """Train and test inputs (flattened float32) and labels of a data type, and the class count."""
+    """Train and test inputs (flattened, standardised per feature by the train split) and labels, and the class count."""
     if data not in DATA_TYPES:
         raise ValueError(f"data must be one of {DATA_TYPES}, got {data!r}")
     if data not in _DATA:
@@ -38,8 +38,12 @@ def load_data(data: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torc
 
             tr, te = product_images("train", per_class=16), product_images("test", per_class=8)
         classes = int(max(tr.y.max(), te.y.max())) + 1
-        _DATA[data] = (torch.as_tensor(tr.x).reshape(len(tr.y), -1), torch.as_tensor(tr.y),
-                       torch.as_tensor(te.x).reshape(len(te.y), -1), torch.as_tensor(te.y), classes)
+        xtr, xte = torch.as_tensor(tr.x).reshape(len(tr.y), -1), torch.as_tensor(te.x).reshape(len(te.y), -1)
+        # per-feature standardisation with the train split's statistics (the product images are far
+        # from centred: unstandardised, some initialisations lose every ReLU in the first steps)
+        mu, sd = xtr.mean(0), xtr.std(0)
+        sd = torch.where(sd > 1e-3, sd, torch.ones_like(sd))
+        _DATA[data] = ((xtr - mu) / sd, torch.as_tensor(tr.y), (xte - mu) / sd, torch.as_tensor(te.y), classes)
     return _DATA[data]
 
 
@@ -212,13 +216,13 @@ class CIMRobustTrainingEnv(gym.Env):
             raise ValueError(f"sample weights must have shape {self.action_space.shape} (action space {self.action_space}), got {a.shape}")
         bad = np.flatnonzero(~np.isfinite(a))
         if len(bad):
-            raise ValueError(f"sample weights must be finite: weight {bad[0]} is {a[bad[0]]!r} (action space {self.action_space})")
+            raise ValueError(f"sample weights must be finite: weight {bad[0]} is {float(a[bad[0]])!r} (action space {self.action_space})")
         bad = np.flatnonzero(a < 0)
         if len(bad):
-            raise ValueError(f"sample weights must be >= 0: weight {bad[0]} is {a[bad[0]]!r} (action space {self.action_space})")
+            raise ValueError(f"sample weights must be >= 0: weight {bad[0]} is {float(a[bad[0]])!r} (action space {self.action_space})")
         bad = np.flatnonzero(a > 1)
         if len(bad):
-            raise ValueError(f"sample weights must be <= 1: weight {bad[0]} is {a[bad[0]]!r} (action space {self.action_space})")
+            raise ValueError(f"sample weights must be <= 1: weight {bad[0]} is {float(a[bad[0]])!r} (action space {self.action_space})")
         return a.reshape(self.batch_size, 1 + self.K)
 
     def step(self, action):
