@@ -117,7 +117,7 @@ def task_resources(
     return out
 
 
-def _run_with_memory_limit(task: RunTask, memory_limit_mb: int) -> dict[str, Any]:
+def _run_with_memory_limit(task: RunTask, memory_limit_mb: int | None) -> dict[str, Any]:
     """The run in a child of this Ray worker (the process executor's worker protocol), under the memory limit;
     the child dies with the Ray worker (a limit on the pooled worker itself would break Ray's own threads)."""
     from icmlgym.runner.worker import run_in_worker
@@ -145,8 +145,13 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
 
 
 def _ray_run(task: RunTask, memory_limit_mb: int | None) -> dict[str, Any]:
-    """The body of the Ray task (module-level so workers import it by name)."""
-    if memory_limit_mb:
+    """The body of the Ray task (module-level so workers import it by name).
+
+    An isolated run's evaluator also runs in a child of the Ray worker: the direct children of a
+    cancelled Ray worker are SIGKILLed with it (seen with Ray 2.60), which would take the
+    fallback sandbox's reaper down before it could kill the agent's daemons; one level down,
+    the sandbox dies with its evaluator (bubblewrap's ``--die-with-parent``, the reaper)."""
+    if memory_limit_mb or getattr(task, "isolation", None) is not None:
         return _run_with_memory_limit(task, memory_limit_mb)
     return execute(task).to_dict()
 

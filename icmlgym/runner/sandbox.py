@@ -15,11 +15,13 @@ hands back the evaluator's end of the channel. Two kinds (``SandboxOptions.mode`
   kernel kills every process in it.
 - ``none`` (the fallback): the same process split and channel, a scrubbed
   environment, a private temporary working folder, a new session (its own
-  process group) with a parent-death signal; at the end the process tree, the
-  group, and any process still carrying the sandbox's id in its environment (a
-  daemon that left both) are killed. It does not hide the file system, the
-  network or other processes, and a process that also rewrites its own
-  environment escapes the final kill. Records say ``sandbox: none``.
+  process group) under a reaper (:mod:`icmlgym.runner.reaper`: a child subreaper
+  with a parent-death signal, which keeps double-forked daemons in its tree and
+  kills the whole tree when the agent host ends or the evaluator dies); at the end
+  the process tree, the group, and any process still carrying the sandbox's id in
+  its environment are killed too. It does not hide the file system, the network or
+  other processes, and an agent that kills the reaper first can leave daemons
+  behind. Records say ``sandbox: none``.
 
 Both kinds enforce limits over the agent's whole process tree from outside it
 (a watcher thread polls ``/proc``): resident memory summed over every process
@@ -209,9 +211,10 @@ class Sandbox:
         """The argv, environment and working folder of the agent process for channel fd ``fd``."""
         pkg = _package_root()
         host = [sys.executable, "-s", "-m", "icmlgym.runner.agent_host", str(fd), str(self.options.max_message)]
-        if self.mode == "none":
+        if self.mode == "none":  # behind the reaper, so that the agent's daemons die even if the evaluator is killed
             self._tmp = tempfile.TemporaryDirectory(prefix="icmlgym-agent-")
-            return host, self._env(self._tmp.name, str(pkg.parent)), self._tmp.name
+            reaper = [sys.executable, "-S", "-I", str(Path(__file__).with_name("reaper.py"))]
+            return reaper + host, self._env(self._tmp.name, str(pkg.parent)), self._tmp.name
         args = [
             bwrap_path() or "bwrap",
             "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
@@ -331,8 +334,8 @@ class Sandbox:
             self._stop.wait(o.interval)
 
     def _overhead(self) -> int:
-        """Processes of the sandbox itself (bubblewrap's outer process and its PID 1)."""
-        return 2 if self.mode == "bwrap" else 0
+        """Processes of the sandbox itself (bubblewrap's outer process and its PID 1; the fallback's reaper)."""
+        return 2 if self.mode == "bwrap" else 1
 
     def _kill(self) -> None:
         proc = self.proc

@@ -303,3 +303,13 @@ class Trainer(BaseAgent):
     def update(self, obs, action, reward, next_obs, terminated, truncated, info):
         self.sums[action] += reward
         self.counts[action] += 1
+
+
+class ForkThenHang(Forker):
+    """Leaves marked daemons behind, then never answers: only the executor's run timeout ends it."""
+
+    marker = "icmlgym-security-fork-then-hang"
+
+    def act(self, obs, info):
+        time.sleep(3600)
+        return 0
