@@ -59,9 +59,17 @@ class AgentHost:
                 for a, (o, s) in spec["spaces"].items()
             }
         else:
-            agent = loaded()
+            twin = None
+            if payload.get("vectorized"):  # a batch of seeds in one vector env: the agent's vector twin plays it
+                from icmlgym.agents.vector import vector_class
+
+                twin = vector_class(loaded.cls)
+            agent = twin(**loaded.kwargs) if twin is not None else loaded()
             o, s = spec["spaces"]
             self.specs = AgentSpec(spec["env_id"], o, s, card, spec["env_kwargs"], spec["tier"], 0, None, spec["device"])
+            if payload.get("vectorized"):
+                self.agent = agent
+                return {"entry_point": loaded.entry_point, "trains": callable(getattr(loaded.cls, "train", None)), "vectorized": twin is not None}
         self.agent = agent
         return {"entry_point": loaded.entry_point, "trains": callable(getattr(agent, "train", None))}
 
@@ -128,6 +136,9 @@ class AgentHost:
                         self.reset(call[1], call[2])
                     elif op == "hello":
                         answer = ["ready", self.hello(call[1])]
+                        if call[1].get("vectorized") and not answer[1].get("vectorized"):
+                            self.ch.send(answer)  # no vector twin: the evaluator runs the seeds singly
+                            return
                     elif op == "train":
                         self.train(call[1], call[2])
                         answer = ["trained", None]

@@ -57,10 +57,11 @@ class BatchTask:
 
 
 def _group_key(task: RunTask) -> str | None:
-    if not isinstance(task.agent, str) or getattr(task, "isolation", None) is not None:
-        return None  # an agent object, or a sandboxed submission: run it alone
-    return json.dumps(
-        [task.env_id, task.agent, task.tier, task.env_kwargs, task.agent_kwargs, task.episodes, task.device, task.suite],
+    if not isinstance(task.agent, str):
+        return None  # an agent object: run it alone
+    return json.dumps(  # a sandboxed run groups with runs of the same submission and sandbox (runner/evaluator.py)
+        [task.env_id, task.agent, task.tier, task.env_kwargs, task.agent_kwargs, task.episodes, task.device, task.suite,
+         repr(getattr(task, "isolation", None))],
         sort_keys=True,
         default=repr,
     )
@@ -145,6 +146,10 @@ def execute_batch(batch: BatchTask | list[RunTask]) -> list[RunRecord]:
     tasks = list(batch.tasks if isinstance(batch, BatchTask) else batch)
     if len(tasks) < 2:
         return [execute(t) for t in tasks]
+    if getattr(tasks[0], "isolation", None) is not None:
+        from icmlgym.runner.evaluator import evaluate_batch
+
+        return evaluate_batch(tasks)
     register_all()
     first = tasks[0]
     threads = max(1, int((first.card.resources.num_cpus if first.card is not None else 1) or 1))

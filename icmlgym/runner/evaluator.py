@@ -165,7 +165,9 @@ class HiddenSeedEnv:
         self._secret = secret
         self._env_id = env_id
 
-    def reset(self, seed: int | None = None, options: dict | None = None) -> Any:
+    def reset(self, seed: Any = None, options: dict | None = None) -> Any:
+        if isinstance(seed, (list, tuple)):  # a vector env: one seed per sub-env
+            return self._env.reset(seed=[hidden_seed(self._secret, self._env_id, s) for s in seed], options=options)
         return self._env.reset(seed=hidden_seed(self._secret, self._env_id, seed), options=options)
 
     def __getattr__(self, name: str) -> Any:
@@ -194,9 +196,11 @@ class RemoteAgent:
         self.ch.send(calls, pickle_ok=True)
         return expect(self.ch.recv(timeout, what=f"the agent's answer to {call[0]!r}"), answer)
 
-    def hello(self, load: str, kwargs: dict[str, Any], spec: dict[str, Any], timeout: float, sys_path: list[str] | None = None) -> dict[str, Any]:
+    def hello(self, load: str, kwargs: dict[str, Any], spec: dict[str, Any], timeout: float, sys_path: list[str] | None = None,
+              vectorized: bool = False) -> dict[str, Any]:
         agent = {"load": load, "kwargs": kwargs, "sys_path": sys_path or []}
-        ready = self._call(["hello", {"protocol": PROTOCOL_VERSION, "agent": agent, "spec": spec}], "ready", timeout)
+        call = {"protocol": PROTOCOL_VERSION, "agent": agent, "spec": spec, **({"vectorized": True} if vectorized else {})}
+        ready = self._call(["hello", call], "ready", timeout)
         if not isinstance(ready, dict):
             raise ProtocolError("malformed 'ready' answer")
         self.trains = bool(ready.get("trains", False))
@@ -279,6 +283,7 @@ def evaluate(task: Any) -> RunRecord:
     record.isolation = {"sandbox": sandbox.mode, "seeds": "hidden" if opts.hidden_seeds else "public", "protocol": PROTOCOL_VERSION}
     env = None
     secrets: list[str] = []
+    channel = None
     try:
         channel = sandbox.start()  # the agent's interpreter starts while the env is built
         ensure_registered(task)
@@ -342,8 +347,120 @@ def evaluate(task: Any) -> RunRecord:
     record.log = redact_text(sandbox.log, secrets)
     record.isolation.update(sandbox.summary())
     record.isolation["start_s"] = round(sandbox.start_time, 4)
+    record.isolation["frames"] = channel.frames_sent if channel is not None else 0
     record.wall_time = time.perf_counter() - t_start
     return record
 
 
-__all__ = ["HiddenSeedEnv", "Isolation", "RemoteAgent", "evaluate", "hidden_seed"]
+def _agent_failure(err: BaseException, sandbox: Sandbox) -> str:
+    """The error text of a failed isolated run (the agent's report, a protocol breach, or our own traceback)."""
+    if isinstance(err, PeerError):
+        return f"the agent raised: {err}"
+    if isinstance(err, ProtocolError):
+        died = _agent_died(sandbox) if "closed the channel" in str(err) else ""
+        return f"protocol: {err}" + (f"; {died}" if died else "")
+    return f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
+
+
+class _RunSingly(Exception):
+    """The agent has no vector twin (or trains): the batch's tasks run one by one."""
+
+
+def evaluate_batch(tasks: list[Any]) -> list[RunRecord]:
+    """Isolated tasks that differ only in their seed, played in one vector env against one sandboxed
+    agent (its vector twin), one record per task, each equal to what :func:`evaluate` gives it.
+
+    One round trip then serves every seed's step. Where that cannot hold (no vector env or
+    twin, a training agent, a time limit from the spec, hidden instance arguments, which
+    differ per seed), each task runs alone through :func:`evaluate`."""
+    import gymnasium as gym
+
+    from icmlgym.agents.protocol import with_episode
+    from icmlgym.runner.batched import _batched_episode, _vector_env_class
+    from icmlgym.runner.loop import add_cost, ensure_registered, task_env_kwargs, base_record
+
+    tasks = list(tasks)
+    singly = lambda: [evaluate(t) for t in tasks]  # noqa: E731
+    if len(tasks) < 2:
+        return singly()
+    register_all()
+    first = tasks[0]
+    iso: Isolation = first.isolation
+    opts = iso.options
+    ensure_registered(first)
+    c = card(first.env_id)
+    kwargs = task_env_kwargs(c, first)
+    if (c.kind != "single" or not c.vector_entry_point or gym.spec(c.id).max_episode_steps is not None or first.device != "cpu"
+            or (opts.hidden_seeds and hidden_instance_kwargs(c, first, opts.hidden_seeds, kwargs))):
+        return singly()
+    t_start = time.perf_counter()
+    records = [base_record(t, None, iso.identity) for t in tasks]
+    sandbox = Sandbox(opts)
+    isolation = {"sandbox": sandbox.mode, "seeds": "hidden" if opts.hidden_seeds else "public", "protocol": PROTOCOL_VERSION,
+                 "batched": len(tasks)}
+    venv = None
+    secrets = secret_values(kwargs, first.agent_kwargs)
+    error = ""
+    batched = False
+    channel = None
+    try:
+        channel = sandbox.start()
+        tier = c.tier(first.tier)
+        venv = _vector_env_class(c)(num_envs=len(tasks), **kwargs)
+        spaces = (venv.single_observation_space, venv.single_action_space)
+        public = redact(kwargs)
+        agent = RemoteAgent(channel, opts.call_timeout, multi_agent=False)
+        spec_msg = {"kind": c.kind, "env_id": c.id, "env_kwargs": public, "tier": first.tier, "device": first.device, "card": c, "spaces": spaces}
+        ready = agent.hello(_sandbox_load(iso, sandbox.mode), first.agent_kwargs, spec_msg, opts.load_timeout,
+                            [opts.agent_dir(sandbox.mode)] if opts.agent_path else [], vectorized=True)
+        batched = bool(ready.get("vectorized")) and not agent.trains
+        if not batched:
+            raise _RunSingly()
+        spec = AgentSpec(c.id, spaces[0], spaces[1], c, public, first.tier, 0, None, first.device)
+        play = HiddenSeedEnv(venv, opts.hidden_seeds, c.id) if opts.hidden_seeds else venv
+        seeds = [int(t.seed) for t in tasks]
+        n_episodes = first.episodes if first.episodes is not None else tier.episodes
+        for ep in range(n_episodes):
+            spec = with_episode(spec, ep)
+            for rec, e in zip(records, _batched_episode(play, agent, seeds, spec, ep, tier.max_steps)):
+                rec.episodes.append(e)
+        agent.close(opts.call_timeout)
+    except _RunSingly:
+        pass
+    except BaseException as err:  # noqa: BLE001 - every failure becomes the batch's records
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        error = _agent_failure(err, sandbox)
+    finally:
+        sandbox.stop()
+        if venv is not None:
+            try:
+                venv.close()
+            except Exception:
+                pass
+    if not batched and not error:
+        return singly()
+    if sandbox.limit_error:
+        error = sandbox.limit_error + (f" (then: {error.splitlines()[0]})" if error else "")
+    device = provenance.device_info(first.device)
+    isolation.update(sandbox.summary())
+    isolation["start_s"] = round(sandbox.start_time, 4)
+    isolation["frames"] = channel.frames_sent if channel is not None else 0
+    wall = (time.perf_counter() - t_start) / len(tasks)
+    log = redact_text(sandbox.log, secrets)
+    for rec in records:
+        rec.env_spec = redact({"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point, "max_episode_steps": None})
+        rec.isolation = dict(isolation)
+        rec.log = log
+        rec.wall_time = wall
+        rec.device = dict(device)
+        if error:
+            rec.status, rec.episodes, rec.cost = "failed", [], {}
+            rec.error = redact_text(cap_text(error), secrets)
+        else:
+            for e in rec.episodes:
+                add_cost(rec.cost, e.cost)
+    return records
+
+
+__all__ = ["HiddenSeedEnv", "Isolation", "RemoteAgent", "evaluate", "evaluate_batch", "hidden_seed"]

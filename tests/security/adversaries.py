@@ -313,3 +313,25 @@ class ForkThenHang(Forker):
     def act(self, obs, info):
         time.sleep(3600)
         return 0
+
+
+class _RaisingTwin:
+    """A vector twin whose ``act`` raises."""
+
+    def __init__(self, **kwargs) -> None:
+        pass
+
+    def reset(self, seeds, spec) -> None:
+        pass
+
+    def act(self, obs, info):
+        raise RuntimeError("the vector twin failed")
+
+    def update(self, *args) -> None:
+        pass
+
+
+class FailingTwin(RandomAgent):
+    """Plays like a random agent alone; its vector twin (for batched seeds) raises."""
+
+    vectorized = _RaisingTwin
