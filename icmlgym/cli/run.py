@@ -69,8 +69,6 @@ def isolate_tasks(tasks, sandbox: str, timeout: Optional[float], board, batch_se
     from icmlgym.runner.sandbox import SandboxOptions, resolve_mode
     from icmlgym.runner.submission import SubmissionError, identify
 
-    if batch_seeds:
-        fail("--isolate plays one run per sandbox; drop --batch-seeds")
     try:
         mode = resolve_mode(sandbox)
     except (ValueError, RuntimeError) as err:
