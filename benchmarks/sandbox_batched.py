@@ -36,13 +36,13 @@ def _tasks(n: int, steps: int, isolated: bool):
 def per_seed_step(n: int, steps: int, isolated: bool) -> float:
     """Seconds per env step per seed of the episodes (sandbox start excluded)."""
     from icmlgym.runner.batched import execute_batch
-    from icmlgym.runner.evaluator import evaluate, evaluate_batch
+    from icmlgym.runner.evaluator import evaluate
 
     tasks = _tasks(n, steps, isolated)
     if not isolated:
         recs = execute_batch(tasks) if n > 1 else [__import__("icmlgym.runner.loop", fromlist=["execute"]).execute(tasks[0])]
         return sum(e.wall_time for r in recs for e in r.episodes) / (steps * n)
-    recs = evaluate_batch(tasks) if n > 1 else [evaluate(tasks[0])]
+    recs = execute_batch(tasks) if n > 1 else [evaluate(tasks[0])]
     assert all(r.status == "ok" for r in recs), recs[0].error
     assert n == 1 or recs[0].isolation.get("batched") == n
     return sum(e.wall_time for r in recs for e in r.episodes) / (steps * n)

@@ -149,7 +149,7 @@ def execute_batch(batch: BatchTask | list[RunTask]) -> list[RunRecord]:
     if getattr(tasks[0], "isolation", None) is not None:
         from icmlgym.runner.evaluator import evaluate_batch
 
-        return evaluate_batch(tasks)
+        return evaluate_batch(tasks, _batched_episode, _vector_env_class)
     register_all()
     first = tasks[0]
     threads = max(1, int((first.card.resources.num_cpus if first.card is not None else 1) or 1))

@@ -366,18 +366,19 @@ class _RunSingly(Exception):
     """The agent has no vector twin (or trains): the batch's tasks run one by one."""
 
 
-def evaluate_batch(tasks: list[Any]) -> list[RunRecord]:
+def evaluate_batch(tasks: list[Any], play_episode: Any, vector_env_class: Any) -> list[RunRecord]:
     """Isolated tasks that differ only in their seed, played in one vector env against one sandboxed
     agent (its vector twin), one record per task, each equal to what :func:`evaluate` gives it.
 
     One round trip then serves every seed's step. Where that cannot hold (no vector env or
     twin, a training agent, a time limit from the spec, hidden instance arguments, which
-    differ per seed), each task runs alone through :func:`evaluate`."""
+    differ per seed), each task runs alone through :func:`evaluate`. ``play_episode`` and
+    ``vector_env_class`` are :mod:`icmlgym.runner.batched`'s (which calls this), so that the
+    episodes are played exactly as a local batch plays them."""
     import gymnasium as gym
 
     from icmlgym.agents.protocol import with_episode
-    from icmlgym.runner.batched import _batched_episode, _vector_env_class
-    from icmlgym.runner.loop import add_cost, ensure_registered, task_env_kwargs, base_record
+    from icmlgym.runner.task import add_cost, base_record, ensure_registered, task_env_kwargs
 
     tasks = list(tasks)
     singly = lambda: [evaluate(t) for t in tasks]  # noqa: E731
@@ -406,7 +407,7 @@ def evaluate_batch(tasks: list[Any]) -> list[RunRecord]:
     try:
         channel = sandbox.start()
         tier = c.tier(first.tier)
-        venv = _vector_env_class(c)(num_envs=len(tasks), **kwargs)
+        venv = vector_env_class(c)(num_envs=len(tasks), **kwargs)
         spaces = (venv.single_observation_space, venv.single_action_space)
         public = redact(kwargs)
         agent = RemoteAgent(channel, opts.call_timeout, multi_agent=False)
@@ -422,7 +423,7 @@ def evaluate_batch(tasks: list[Any]) -> list[RunRecord]:
         n_episodes = first.episodes if first.episodes is not None else tier.episodes
         for ep in range(n_episodes):
             spec = with_episode(spec, ep)
-            for rec, e in zip(records, _batched_episode(play, agent, seeds, spec, ep, tier.max_steps)):
+            for rec, e in zip(records, play_episode(play, agent, seeds, spec, ep, tier.max_steps)):
                 rec.episodes.append(e)
         agent.close(opts.call_timeout)
     except _RunSingly:
