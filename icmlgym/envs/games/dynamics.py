@@ -29,9 +29,10 @@ Regularizer = Literal["entropic", "euclidean"]
 # ------------------------------------------------------------------ choice maps
 def softmax(z: np.ndarray) -> np.ndarray:
     """Row-wise softmax (the entropic choice map), stable for large scores."""
-    z = z - z.max(axis=-1, keepdims=True)
+    # the ufuncs' reductions (what ndarray.max/sum call, without their Python wrappers): the same values
+    z = z - np.maximum.reduce(z, axis=-1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    return e / np.add.reduce(e, axis=-1, keepdims=True)
 
 
 def project_simplex(v: np.ndarray) -> np.ndarray:

@@ -133,6 +133,26 @@ class NormalFormGame:
             out.append(joint @ self._mats[i].T)
         return out if batched else [u[0] for u in out]
 
+    def payoffs_and_joint(self, strategies: Sequence[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+        """:meth:`expected_payoffs` and the product distribution of one profile of 1-d float64 mixed strategies.
+
+        The same products in the same order as ``expected_payoffs(strategies)`` and
+        :func:`icmlgym.envs.games.dynamics.joint_distribution` (bit for bit), sharing the
+        product of players ``0 .. N-2``, without their argument handling (a repeated game's round).
+        """
+        rows = [x[None, :] for x in strategies]
+        out = []
+        joint = rows[0]
+        for i in range(self.n_players):
+            others = rows[:i] + rows[i + 1 :]
+            joint = others[0]
+            for x in others[1:]:
+                joint = (joint[:, :, None] * x[:, None, :]).reshape(1, -1)
+            out.append((joint @ self._mats[i].T)[0])
+        # the last player's "others" product is players 0 .. N-2 in order: one more factor gives the joint
+        full = (joint[:, :, None] * rows[-1][:, None, :]).reshape(-1)
+        return out, full
+
     def deviation_payoffs(self, profile: Sequence[int], player: int) -> np.ndarray:
         """Player ``player``'s payoff for each of its actions with the others fixed at ``profile``."""
         self._check_profile(profile)

@@ -95,13 +95,13 @@ from icmlgym.catalog import require_extra
 require_extra("games", what="icmlgym/RepeatedGame-v0")
 
 from icmlgym.envs.fastspaces import contains_fn  # noqa: E402
-from icmlgym.envs.games.dynamics import joint_distribution  # noqa: E402
 from icmlgym.envs.games.metrics import PlayStatistics  # noqa: E402
 from icmlgym.envs.games.generators import make_game  # noqa: E402
 from icmlgym.envs.games.normal_form import NormalFormGame  # noqa: E402
 from icmlgym.envs.games.preference_graph import sink_components  # noqa: E402
 
 FEEDBACK = ("full", "bandit")
+_MIN, _MAX, _SUM = np.minimum.reduce, np.maximum.reduce, np.add.reduce
 
 
 def game_from_kwargs(game: Any, n_players: int, n_actions: int, game_seed: int, rho: float | None) -> NormalFormGame:
@@ -116,10 +116,11 @@ def normalise_mixed(action: Any, space: spaces.Box, who: str) -> np.ndarray:
     """A weight vector in ``space`` normalised to the simplex; ValueError naming the space otherwise."""
     x = np.asarray(action, dtype=np.float64)
     # min/max propagate NaN and the comparisons below are False for it, so this refuses exactly the
-    # non-finite, negative and above-1 weights, in two reductions instead of four
-    if x.shape != space.shape or not (x.min() >= 0.0) or not (x.max() <= 1.0 + 1e-6):
+    # non-finite, negative and above-1 weights, in two reductions instead of four (the ufuncs' own
+    # reductions: what ndarray.min/max/sum call, without their Python wrappers)
+    if x.shape != space.shape or not (_MIN(x) >= 0.0) or not (_MAX(x) <= 1.0 + 1e-6):
         raise ValueError(f"action {action!r} of {who} is not in the action space {space} (non-negative weights)")
-    s = x.sum()
+    s = _SUM(x)
     return np.full(len(x), 1.0 / len(x)) if s <= 0 else x / s
 
 
@@ -225,9 +226,9 @@ class RepeatedGameEnv(ParallelEnv):
             rewards = {a: float(pay[i]) for i, a in enumerate(self.agents)}
         else:
             xs = [normalise_mixed(actions[a], self._act_spaces[a], a) for a in self.agents]
-            us = g.expected_payoffs(xs)
+            us, joint = g.payoffs_and_joint(xs)
             pay = np.array([float(x @ u) for x, u in zip(xs, us)])
-            self.stats.add(dist=joint_distribution(xs), payoffs=pay)
+            self.stats.add(dist=joint, payoffs=pay)
             obs = {a: us[i].astype(np.float32) for i, a in enumerate(self.agents)}
             rewards = {a: float(pay[i]) for i, a in enumerate(self.agents)}
         self._t += 1
