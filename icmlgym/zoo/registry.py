@@ -114,8 +114,14 @@ def unregister(name: str) -> None:
     del _MEMBERS[name]
 
 
+# modules that register members on import (the built-in list, and families' members kept in their own
+# modules so that adding one never changes the code hash, hence the shipped weights, of another)
+MEMBER_MODULES: tuple[str, ...] = ("icmlgym.zoo.builtin", "icmlgym.zoo.skills")
+
+
 def _ensure_members() -> None:
-    importlib.import_module("icmlgym.zoo.builtin")
+    for module in MEMBER_MODULES:
+        importlib.import_module(module)
 
 
 def members() -> list[Member]:

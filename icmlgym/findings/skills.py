@@ -1,0 +1,121 @@
+"""Skill neologisms (SkillNeologism-v0): new tokens teach a frozen model new skills without forgetting.
+
+The independent unit is the run seed: it draws every training, evaluation and final batch, the
+same for both arms of a comparison (the frozen model is the shipped ``skill-lm``, seed 0). The
+new skills are ``shift4`` (a map) and ``rot3`` (a permutation), never seen in pre-training.
+Every arm runs at the smoke tier (30 oracle steps of 16 prompts per skill; final measurement on
+64 prompts per task). docs/skills.md has the table and the standard-tier figures.
+"""
+
+from __future__ import annotations
+
+from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean  # noqa: F401
+
+E = "icmlgym/SkillNeologism-v0"
+SOURCE = "Skill neologisms: teaching a language model new skills with new vocabulary tokens (ICML 2026)"
+
+NEOLOGISM = Arm("neologism (new token rows only)", E, "skills-neologism")
+NO_TOKEN = Arm("no token (slot empty)", E, "skills-no-token")
+FULL_FT = Arm("full fine-tuning (+ new rows)", E, "skills-full-ft")
+LORA = Arm("LoRA rank 2 (+ new rows)", E, "skills-lora")
+
+FINDINGS = [
+    Finding(
+        id="skills-neologism-lifts-new-skill",
+        family="skills",
+        claim="A neologism lifts the new skill well above the model without a token.",
+        source=SOURCE,
+        treatment=NEOLOGISM,
+        control=NO_TOKEN,
+        measure=Mean("new_skill_accuracy"),
+        direction="greater",
+        unit="seed (training and evaluation batches)",
+        min_effect=0.1,
+        expected=HOLDS,
+    ),
+    Finding(
+        id="skills-full-ft-forgets-neologism-does-not",
+        family="skills",
+        claim="Fine-tuning loses some accuracy on old skills; a neologism loses none.",
+        source=SOURCE,
+        treatment=FULL_FT,
+        control=NEOLOGISM,
+        measure=Mean("forgetting"),
+        direction="greater",
+        unit="seed (training and evaluation batches)",
+        expected=HOLDS,
+    ),
+    Finding(
+        id="skills-lora-forgets-neologism-does-not",
+        family="skills",
+        claim="LoRA loses some accuracy on old skills; a neologism loses none.",
+        source=SOURCE,
+        treatment=LORA,
+        control=NEOLOGISM,
+        measure=Mean("forgetting"),
+        direction="greater",
+        unit="seed (training and evaluation batches)",
+        expected=HOLDS,
+    ),
+    Finding(
+        id="skills-neologisms-compose-zero-shot",
+        family="skills",
+        claim="Two independently trained neologisms used together beat either alone on the composed skill.",
+        source=SOURCE,
+        treatment=NEOLOGISM,
+        control=0.0,
+        measure=Mean("pair_gain"),
+        direction="greater",
+        unit="seed (training and evaluation batches)",
+        expected=HOLDS,
+        note="pair_gain = exact match with both new tokens minus the better of the two with one token, same prompts' tasks",
+    ),
+]
+
+# -- midtraining (MidtrainingSchedule-v0) --------------------------------------------------------
+M = "icmlgym/MidtrainingSchedule-v0"
+MID_SOURCE = "Midtraining as distributional bridging (ICML 2026)"
+_FAR = {"target": "code"}
+BRIDGE = Arm("bridge: tau 0.5, weight 0.3 (code)", M, "midtrain-bridge", env_kwargs=_FAR)
+CONTINUED = Arm("continued pre-training from tau 0.5 (code)", M, "midtrain-continued", env_kwargs=_FAR)
+EARLY_HIGH = Arm("early-high: tau 0, weight 0.5 (code)", M, "midtrain-early-high", env_kwargs=_FAR)
+LATE_HIGH = Arm("late-high: tau 0.75, weight 0.5 (code)", M, "midtrain-late-high", env_kwargs=_FAR)
+
+FINDINGS += [
+    Finding(
+        id="midtrain-bridge-beats-continued-in-domain",
+        family="skills",
+        claim="Midtraining (specialised data mixed into general data) beats continued pre-training on the specialised data alone, in-domain, for a far domain.",
+        source=MID_SOURCE,
+        treatment=BRIDGE,
+        control=CONTINUED,
+        measure=Mean("target_loss"),
+        direction="less",
+        unit="seed (initialisation and every batch)",
+        expected=HOLDS,
+    ),
+    Finding(
+        id="midtrain-bridge-forgets-less-than-continued",
+        family="skills",
+        claim="Midtraining forgets less general knowledge than continued pre-training on the specialised data alone (far domain).",
+        source=MID_SOURCE,
+        treatment=BRIDGE,
+        control=CONTINUED,
+        measure=Mean("general_loss"),
+        direction="less",
+        unit="seed (initialisation and every batch)",
+        expected=HOLDS,
+    ),
+    Finding(
+        id="midtrain-late-high-does-not-recover-early",
+        family="skills",
+        claim="Late introduction with a high weight does not recover what early introduction gives (the plasticity window).",
+        source=MID_SOURCE,
+        treatment=LATE_HIGH,
+        control=EARLY_HIGH,
+        measure=Mean("target_loss"),
+        direction="greater",
+        unit="seed (initialisation and every batch)",
+        expected=HOLDS,
+    ),
+]
