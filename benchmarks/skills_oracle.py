@@ -38,7 +38,7 @@ def _action(env, gradient: int) -> dict:
 
 
 def oracle(repeats: int) -> dict:
-    env = icmlgym.make(ENV, **icmlgym.card(ENV).tiers["smoke"].env_kwargs, n_steps=10**6).unwrapped
+    env = icmlgym.make(ENV, **{**icmlgym.card(ENV).tiers["smoke"].env_kwargs, "n_steps": 10**6}).unwrapped
     env.reset(seed=0)
     out = {}
     for g in (1, 2):

@@ -1,6 +1,7 @@
 """The skill-neologism findings as declared in icmlgym/findings/skills.py, on seeds 0-9 at the smoke tier.
 
-``icmlgym findings skills`` prints the table; docs/skills.md has it with the standard-tier figures.
+``icmlgym findings skills`` prints the table; docs/skills.md has it. The 80 smoke runs take about
+4 minutes of one core, so the tests are marked slow (CI runs them).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ def results():
     return evaluate_declared(FINDINGS)
 
 
+@pytest.mark.slow
 @pytest.mark.finding
 @pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
 def test_declared_verdict_is_observed(results, finding):
     assert_declared(results[finding.id])
 
 
+@pytest.mark.slow
 def test_the_neologism_arm_is_shared_between_findings(results):
     """One runner call: the neologism's runs are the same in every finding that uses them."""
     a = results["skills-full-ft-forgets-neologism-does-not"]

@@ -43,17 +43,14 @@ def test_skills_do_what_their_names_say():
     assert sk.apply("sort", x).tolist() == [[1, 1, 3, 4, 5, 9]]
     assert sk.apply("rot3", x).tolist() == [[1, 5, 9, 3, 1, 4]]
     assert sk.apply("swap", x).tolist() == [[1, 3, 1, 4, 9, 5]]
-    assert sk.target(("shift1", None, "reverse", None), x).tolist() == [[0, 6, 2, 5, 2, 4]]  # map, then permutation
-    # the held-out skills' procedures are chains of two pre-trained skills
-    assert sk.target(("shift1", "shift3", None, None), x).tolist() == sk.apply("shift4", x).tolist()
-    assert sk.target((None, None, "rot1", "rot2"), x).tolist() == sk.apply("rot3", x).tolist()
+    assert sk.target("shift1", "reverse", x).tolist() == [[0, 6, 2, 5, 2, 4]]  # map, then permutation
     with pytest.raises(ValueError, match="unknown skill 'dedupe'"):
         sk.apply("dedupe", x)
     # the held-out skills have no token and are never drawn in pre-training
     assert not set(sk.NEW_MAPS + sk.NEW_PERMS) & set(sk.SKILL_TOKENS)
     drawn = sk.sample_combos(np.random.default_rng(0), 2000)
     assert {s for c in drawn for s in c} == set(sk.OLD_MAPS + sk.OLD_PERMS) | {None}
-    assert all(sk.kind(s) == "map" for c in drawn for s in c[:2] if s) and all(sk.kind(s) == "perm" for c in drawn for s in c[2:] if s)
+    assert all(m is None or sk.kind(m) == "map" for m, _ in drawn) and all(p is None or sk.kind(p) == "perm" for _, p in drawn)
 
 
 def test_the_pre_trained_model_knows_its_skills():
@@ -61,7 +58,7 @@ def test_the_pre_trained_model_knows_its_skills():
 
     z = zs.load("smoke", build=False)
     q = z.card["quality"]
-    assert q["accuracy_single"] > 0.5 and q["accuracy_composed"] > 0.3 and q["accuracy_shift4_as_chain"] > 0.3, q
+    assert q["accuracy_single"] > 0.9 and q["accuracy_composed"] > 0.9, q
 
 
 def test_neologism_rows_leave_every_old_skill_untouched(env):
@@ -170,7 +167,7 @@ def test_missing_keys_and_bad_arguments_are_named(env):
 
 
 def test_one_new_skill_has_no_pair_metrics():
-    e = icmlgym.make(ENV, new_skills="rot4", **SMALL).unwrapped
+    e = icmlgym.make(ENV, new_skills="rot5", **SMALL).unwrapped
     e.reset(seed=0)
     for _ in range(SMALL["n_steps"]):
         _, _, _, _, info = e.step(zero_action(e))

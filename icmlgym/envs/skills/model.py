@@ -117,23 +117,27 @@ def _scores(logits: torch.Tensor, p: Prompts) -> dict[str, np.ndarray]:
     }
 
 
-Slot = tuple  # (slot token ids (SLOTS,), the task computed (SLOTS skills), new skills involved)
+def build_prompts(
+    rng: np.random.Generator,
+    slots: list[tuple[int, int, tuple[str | None, str | None], tuple[int, ...]]],
+    n: int,
+    demos: int,
+    n_new: int,
+) -> Prompts:
+    """``n`` prompts per slot filling.
 
-
-def build_prompts(rng: np.random.Generator, slots: list[Slot], n: int, demos: int, n_new: int) -> Prompts:
-    """``n`` prompts per slot filling ``(tokens, task, involved)``.
-
+    ``slots``: ``(map slot token, perm slot token, (map skill, perm skill) computed, new skills involved)``.
     With ``demos > 0`` each prompt is preceded by that many demonstrations of its own task
     (in the pre-training's in-context format, after the slots)."""
     toks, masks, inv = [], [], []
-    for tokens, task, involved in slots:
+    for a, b, (m, p), involved in slots:
         x = sk.strings(rng, n)
-        y = sk.target(task, x)
-        head = [np.full((n, 1), sk.BOS), np.tile(np.asarray(tokens, dtype=np.int64), (n, 1))]
-        mask_head = [np.zeros((n, 1 + sk.SLOTS), np.float32)]
+        y = sk.target(m, p, x)
+        head = [np.full((n, 1), sk.BOS), np.full((n, 1), a), np.full((n, 1), b)]
+        mask_head = [np.zeros((n, 3), np.float32)]
         for _ in range(demos):
             dx = sk.strings(rng, n)
-            head += [dx, np.full((n, 1), sk.SEP), sk.target(task, dx), np.full((n, 1), sk.DELIM)]
+            head += [dx, np.full((n, 1), sk.SEP), sk.target(m, p, dx), np.full((n, 1), sk.DELIM)]
             mask_head.append(np.zeros((n, sk.DEMO_LEN), np.float32))
         body = [x, np.full((n, 1), sk.SEP), y]
         toks.append(np.concatenate(head + body, axis=1))
@@ -152,4 +156,4 @@ def to_tensor(a: Any) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))
 
 
-__all__ = ["FrozenSkillModel", "Prompts", "Slot", "build_prompts", "masked_ce", "to_tensor"]
+__all__ = ["FrozenSkillModel", "Prompts", "build_prompts", "masked_ce", "to_tensor"]

@@ -5,10 +5,9 @@ Description:
     risks forgetting old ones and prompting is limited by context; a *neologism* is a new
     vocabulary token whose embedding alone is optimised to invoke the skill, with no weight
     update. The model is the zoo's ``skill-lm`` (:mod:`icmlgym.zoo.skills`), a small transformer
-    pre-trained on a library of skills invoked by tokens (chains of up to two map skills, then
-    of up to two permutation skills, and in-context prompts; :mod:`icmlgym.corpora.skills`),
-    frozen. The new skills (default ``shift4`` and ``rot3``) have no token; their procedures
-    occur in pre-training only as two-token chains (``shift1 shift3``, ``rot1 rot2``, ...).
+    pre-trained on a library of skills invoked by tokens (a map skill then a permutation skill,
+    single skills and compositions, and in-context prompts; :mod:`icmlgym.corpora.skills`),
+    frozen. The new skills (default ``shift4`` and ``rot3``) have no token and were never seen.
     One episode is a budget of ``n_steps`` optimisation steps: each step the agent submits its
     current parameters, the env scores the new skills on a fresh batch, and, when asked, returns
     the gradient of the new skills' training loss on another fresh batch (the budgeted gradient
@@ -20,8 +19,7 @@ Action Space:
     ``Dict``:
 
     - ``embeddings`` ``Box(-bound, bound, (n_new, d), float32)``: the input embedding row of each
-      new token (the neologisms); new skill ``i`` is invoked by token ``VOCAB_SIZE + i`` in the
-      first slot of its kind.
+      new token (the neologisms); new skill ``i`` is invoked by token ``VOCAB_SIZE + i`` in its slot.
     - ``prefix`` ``Box(-bound, bound, (n_new, d), float32)``: a soft prefix per new skill, added to
       the ``BOS`` input of every prompt involving that skill (prefix tuning with the same
       parameter count); zeros = none.
@@ -66,9 +64,8 @@ Arguments:
 
 Metrics:
     ``new_skill_accuracy`` (exact match of each new skill alone, mean over new skills),
-    ``new_skill_likelihood``, ``old_skill_accuracy`` (pre-trained tasks drawn as in pre-training:
-    single skills, chains, compositions; under the submission's weights), ``base_old_accuracy``
-    (the same prompts, frozen weights),
+    ``new_skill_likelihood``, ``old_skill_accuracy`` (every pre-trained skill and composition,
+    under the submission's weights), ``base_old_accuracy`` (the same prompts, frozen weights),
     ``forgetting`` (base - old), ``composition_accuracy`` (each new skill composed with every old
     skill of the other kind), and with two new skills ``pair_accuracy`` (both new tokens in one
     prompt: zero-shot composition), ``pair_accuracy_map_only`` / ``pair_accuracy_perm_only``
@@ -166,8 +163,8 @@ class SkillNeologismEnv(gym.Env):
 
     # -- prompts -------------------------------------------------------------------------
     def _slot(self, map_skill: str | None, perm_skill: str | None, use: tuple[str, ...]):
-        """The prompt of the task "map, then permutation" with one token in the first slot of each
-        kind: a new skill in ``use`` gets its new token, one not in ``use`` leaves its slot empty."""
+        """The prompt of the task "map, then permutation": a new skill in ``use`` gets its new token,
+        one not in ``use`` leaves its slot empty (NOP)."""
         def tok(s: str | None) -> int:
             if s is None:
                 return sk.NOP
@@ -176,7 +173,7 @@ class SkillNeologismEnv(gym.Env):
             return sk.SKILL_TOKENS[s]
 
         involved = tuple(i for i, n in enumerate(self.new_skills) if n in use and n in (map_skill, perm_skill))
-        return ((tok(map_skill), sk.NOP, tok(perm_skill), sk.NOP), (map_skill, None, perm_skill, None), involved)
+        return (tok(map_skill), tok(perm_skill), (map_skill, perm_skill), involved)
 
     def _alone(self, name: str):
         return self._slot(name, None, (name,)) if sk.kind(name) == "map" else self._slot(None, name, (name,))
@@ -310,10 +307,10 @@ class SkillNeologismEnv(gym.Env):
         alone = [acc([self._alone(s)]) for s in self.new_skills]
         out["new_skill_accuracy"] = float(np.mean([s["exact"].mean() for s in alone]))
         out["new_skill_likelihood"] = float(np.mean([np.exp(s["loglik"].mean()) for s in alone]))
-        # retention: pre-trained tasks drawn as in pre-training (single skills, chains, compositions;
-        # no new token, no prefix, no demonstrations)
-        tasks = sk.sample_combos(rng, 2 * n)
-        old_prompts = build_prompts(rng, [(tuple(sk.slot_token(t) for t in task), task, ()) for task in tasks], 1, 0, self.n_new)
+        # retention: every pre-trained task (no new token, no prefix, no demonstrations)
+        combos = sk.old_combos()
+        per = max(1, n // 8)
+        old_prompts = build_prompts(rng, [self._slot(m_, p_, ()) for m_, p_ in combos], per, 0, self.n_new)
         self._count(old_prompts, 0, "eval_prompts")
         old = self.model.scores(old_prompts, rows, None, delta)["exact"].mean()
         base = old if delta is None else self.model.scores(old_prompts, rows, None, None)["exact"].mean()
