@@ -232,3 +232,22 @@ def test_invalid_action_names_the_space(env):
     env.reset(seed=0)
     with pytest.raises(ValueError, match="action must be in MultiDiscrete"):
         env.step(np.array([4] * 9))
+
+
+def test_progressive_rounds_reestimate_on_the_quantised_model():
+    """With ``rounds=2`` the second observation is measured on the model the first allocation left
+    (estimates change), GEMQ allocates twice and fine-tunes the routers twice."""
+    import icmlgym
+    from icmlgym.agents.hardware import GEMQAgent
+    from icmlgym.agents.protocol import AgentSpec
+
+    env = icmlgym.make(ENV_ID, avg_bits=3.0, rounds=2, n_calib=8, n_eval=8, router_ft_steps=2).unwrapped
+    agent = GEMQAgent()
+    agent.reset(0, AgentSpec(env_id=ENV_ID, observation_space=env.observation_space, action_space=env.action_space))
+    obs0, _ = env.reset(seed=4)
+    obs1, _, term, _, info = env.step(agent.act(obs0, {}))
+    assert not term and obs1["budget"][3] == 1.0
+    assert not np.allclose(obs0["fisher"], obs1["fisher"])
+    _, _, term, _, info = env.step(agent.act(obs1, {}))
+    assert term and info["metrics"]["router_ft_rounds"] == 2 and info["cost"]["quantisations"] == 2
+    assert info["metrics"]["avg_bits"] <= 3.0 + 1e-9
