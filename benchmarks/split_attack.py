@@ -1,6 +1,7 @@
 """Time of one inversion attack of SplitInference-v0 against a plain torch loop training the same decoder.
 
     python benchmarks/split_attack.py [--steps 150] [--repeats 5] [--block 0]
+    python benchmarks/split_attack.py --attackers inverse-net decoder-large rmle glass [--data products --arch cnn]
 
 Three timings, one thread, the smoke classifier (zoo MLP 4 x 64 on digits, model_seed 0):
 ``plain`` is a hand-written Adam loop over the same decoder, batches and seed;
@@ -8,6 +9,10 @@ Three timings, one thread, the smoke classifier (zoo MLP 4 x 64 on digits, model
 which counts examples and FLOPs); ``attack`` is the env's whole probe
 (:meth:`SplitInferenceEnv.run_attack`: representations, decoder training, reconstruction error).
 The plain loop and the library loop must end with bit-identical weights (same computation), which is checked.
+
+With ``--attackers``: the wall time of one whole attack by each attacker at ``--block`` (one run
+each, in a fresh process state: GLASS's time includes training its GAN), its counted gradient
+steps and its normalised error, on ``--data`` / ``--arch``.
 """
 
 from __future__ import annotations
@@ -43,8 +48,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=150)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--block", type=int, default=0)
+    ap.add_argument("--attackers", nargs="+", default=None, help="time each attacker's whole attack instead")
+    ap.add_argument("--data", default="digits")
+    ap.add_argument("--arch", default="mlp")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    if args.attackers:
+        return attackers(args)
     import icmlgym
     from icmlgym.envs.split.attack import inverse_network, represent
     from icmlgym.nn.counters import CostMeter
@@ -75,6 +85,20 @@ def main() -> None:
         print(f"  {k:<11} {med * 1e3:8.1f} ms   {args.steps / med:8.0f} steps/s   ({med / statistics.median(times['plain']):.2f}x plain)")
     print(f"  counted: {meter['forward_flops'] / 1e6:.1f} MFLOP forward, {meter['backward_flops'] / 1e6:.1f} MFLOP backward, {meter['train_examples']:.0f} examples")
     print("  the plain loop and train_loop ended with bit-identical decoder weights in every repeat")
+
+
+def attackers(args) -> None:
+    import icmlgym
+
+    print(f"{args.data} / {args.arch}, block {args.block}, attack_steps {args.steps}, one thread, one run each")
+    for name in args.attackers:
+        env = icmlgym.make("icmlgym/SplitInference-v0", data=args.data, arch=args.arch, model_seed=0,
+                           attack_steps=args.steps, attacker=name).unwrapped
+        env.reset(seed=0)
+        t = time.perf_counter()
+        res = env.run_attack(args.block, 0.0, seed=0)
+        dt = time.perf_counter() - t
+        print(f"  {name:<14} {dt:8.2f} s   {res.gradient_steps:6d} gradient steps   normalised error {res.normalised_error:.3f}")
 
 
 if __name__ == "__main__":
