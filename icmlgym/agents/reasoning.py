@@ -200,3 +200,37 @@ class SpecExitAgent(HeadExitAgent):
 
 
 __all__ = ["ExitHead", "HeadExitAgent", "SpecExitAgent", "calibrate", "features", "simulate"]
+
+
+# ----------------------------------------------------------------------------- speculative reasoning (DREAM-R)
+
+ACCEPT, REJECT = 0, 1
+
+
+class TBVMAgent(BaseAgent):
+    """DREAM-R's TBVM: accept a draft step only when positive evidence clearly dominates, at every token.
+
+    For each token of the draft's step the evidence for it is the target's probability of that
+    token, the evidence against is the target's highest probability of any other token; the
+    step is accepted when the ratio is at least ``ratio`` at every token (one doubtful token,
+    e.g. a wrong digit, rejects the step: no error propagates into later steps).
+
+    Args:
+        ratio: how clearly the evidence for must dominate (2: twice the strongest alternative).
+    """
+
+    name = "tbvm"
+
+    def __init__(self, ratio: float = 2.0) -> None:
+        super().__init__()
+        if not ratio > 0:
+            raise ValueError(f"ratio must be > 0, got {ratio}")
+        self.ratio = float(ratio)
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        m = obs["mask"] > 0
+        p, against = obs["target_probs"][m].astype(np.float64), obs["target_runner_up"][m].astype(np.float64)
+        return ACCEPT if np.all(p >= self.ratio * against) else REJECT
+
+
+__all__ += ["TBVMAgent"]

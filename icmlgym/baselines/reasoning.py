@@ -124,3 +124,47 @@ class TargetHeadExitAgent(HeadExitAgent):
 
 
 __all__ = ["DEERAgent", "DraftEntropyAgent", "NeverExitAgent", "TargetHeadExitAgent", "TokenBudgetAgent"]
+
+
+# ----------------------------------------------------------------------------- SpeculativeReasoning-v0
+
+class AlwaysAcceptAgent(BaseAgent):
+    """Keep every draft step (the draft alone, verified by nobody)."""
+
+    name = "always-accept"
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        return 0
+
+
+class AlwaysRejectAgent(BaseAgent):
+    """Reject every draft step: the target writes everything (target-only accuracy, plus the wasted drafts)."""
+
+    name = "always-reject"
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        return 1
+
+
+class SpecReasonAgent(BaseAgent):
+    """SpecReason-style: accept a step when the target's score of it clears a threshold.
+
+    The score is the target's geometric-mean probability of the step's tokens (SpecReason asks
+    the target for a 0-9 utility score and accepts at 7 or more: ``threshold`` 0.7 is its analogue).
+    """
+
+    name = "specreason"
+
+    def __init__(self, threshold: float = 0.7) -> None:
+        super().__init__()
+        if not 0 <= threshold <= 1:
+            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        self.threshold = float(threshold)
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        m = obs["mask"] > 0
+        score = float(np.exp(np.mean(np.log(np.maximum(obs["target_probs"][m].astype(np.float64), 1e-12)))))
+        return 0 if score >= self.threshold else 1
+
+
+__all__ += ["AlwaysAcceptAgent", "AlwaysRejectAgent", "SpecReasonAgent"]

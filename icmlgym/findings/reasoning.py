@@ -1,4 +1,4 @@
-"""Efficient reasoning: SpecExit's early exit against never exiting and DEER (EarlyExit-v0).
+"""Efficient reasoning: SpecExit's early exit (EarlyExit-v0) and DREAM-R's step verification (SpeculativeReasoning-v0).
 
 The independent unit is the run seed: it draws the exit head's initialisation and the
 evaluation episodes' problems and sampling (the same problems for every arm of a unit).
@@ -7,6 +7,9 @@ and draft, the head trained for 300 steps on 96 cached training traces and calib
 64 validation traces). Length reduction and accuracy are paired inside each episode: the env
 decodes the never-exit continuation of the same prefix (``reference_*`` metrics).
 
+SpeculativeReasoning-v0's arms run at the smoke tier too (4 problems per run, sequential cost
+model); accuracy is paired against the target decoding the same problem alone.
+
 The size of the reduction depends on our overthinking rate (the pair was fine-tuned with
 redundant checks on half of the problems), not on the paper's models: the paper's 66% is not
 ours to reproduce.
@@ -14,10 +17,17 @@ ours to reproduce.
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
+from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
 
 E = "icmlgym/EarlyExit-v0"
 SOURCE = "SpecExit: accelerating large reasoning models by speculative exit (ICML 2026)"
+
+S = "icmlgym/SpeculativeReasoning-v0"
+DREAM = "DREAM-R: aligned drafts and trust-based verification for speculative reasoning (ICML 2026)"
+
+TBVM = Arm("TBVM (every token's evidence twice the strongest alternative)", S, "tbvm")
+SPECREASON = Arm("SpecReason-style score threshold (geometric-mean probability >= 0.7)", S, "specreason")
+ACCEPT_ALL = Arm("always accept", S, "always-accept")
 
 SPECEXIT = Arm("SpecExit (exit head on the draft's states)", E, "specexit")
 DEER = Arm("DEER (trial-answer confidence)", E, "deer")
@@ -75,5 +85,44 @@ FINDINGS = [
         unit="seed",
         expected=HOLDS,
         note="observed 11.4 vs 29.4 target-pass units, -18.0 [-21.4, -14.5]: DEER's calibrated confidence threshold never exits (its trial answers are confident everywhere), so it pays probes on full-length generations",
+    ),
+    Finding(
+        id="reasoning-always-accept-loses-accuracy",
+        family="reasoning",
+        claim="Accepting every draft step loses accuracy against the target alone (paired: the target decoding the same problem).",
+        source=DREAM,
+        treatment=ACCEPT_ALL,
+        control=0.0,
+        measure=Mean("accuracy_gain"),
+        direction="less",
+        unit="seed",
+        expected=HOLDS,
+        note='observed -0.425 [-0.6, -0.25] over seeds 0-9 (smoke): the weak draft alone loses about 40 points of accuracy',
+    ),
+    Finding(
+        id="reasoning-tbvm-keeps-target-accuracy",
+        family="reasoning",
+        claim="TBVM keeps the target's accuracy within one point (paired: the target decoding the same problem).",
+        source=DREAM,
+        treatment=TBVM,
+        control=-0.01,
+        measure=Mean("accuracy_gain"),
+        direction="greater",
+        unit="seed",
+        expected=NOT_AT_SCALE,
+        note='observed +0.035 [-0.165, 0.21]: TBVM is no worse than the target alone on average, but 40 paired episodes cannot resolve one point',
+    ),
+    Finding(
+        id="reasoning-tbvm-accepts-more-than-score-threshold",
+        family="reasoning",
+        claim="TBVM accepts more draft steps than a SpecReason-style score threshold.",
+        source=DREAM,
+        treatment=TBVM,
+        control=SPECREASON,
+        measure=Mean("acceptance_rate"),
+        direction="greater",
+        unit="seed",
+        expected=DOES_NOT_HOLD,
+        note='observed 0.233 vs 0.36, -0.127 [-0.181, -0.077]: at these fixed thresholds (ratio 2, score 0.7) TBVM is the stricter verifier; not compared at equal accuracy (no threshold sweep)',
     ),
 ]

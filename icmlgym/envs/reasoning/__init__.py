@@ -3,7 +3,9 @@
 ``icmlgym/EarlyExit-v0`` (:mod:`~icmlgym.envs.reasoning.early_exit`): one reasoning problem per
 episode decoded by real speculative decoding (:mod:`~icmlgym.envs.reasoning.speculative`, KV
 caches) with the zoo's overthinking reasoner and its draft; the agent continues or exits at each
-line boundary. docs/reasoning.md has the cost model and the findings.
+line boundary. ``icmlgym/SpeculativeReasoning-v0`` (:mod:`~icmlgym.envs.reasoning.spec_reasoning`):
+the draft writes each reasoning step, the target scores it in one pass, the agent accepts it or lets
+the target write it. docs/reasoning.md has the cost models and the findings.
 """
 
 from icmlgym.catalog import AgentInfo, Resources, TaskCard, Tier
@@ -13,6 +15,10 @@ PROVENANCE: tuple[str, ...] = ("torch",)
 
 SPECEXIT_PAPER = ("SpecExit: accelerating large reasoning models by speculative exit (ICML 2026); "
                   "peers DEER (dynamic early exit by trial answers), SVIP, Kangaroo")
+
+DREAM_PAPER = ("DREAM-R: aligned drafts and trust-based verification for speculative reasoning (ICML 2026); "
+               "peers SpecReason, token-level speculative decoding")
+SPEC_BASELINES: tuple[str, ...] = ("specreason", "always-accept", "always-reject", "random")
 
 EXIT_BASELINES: tuple[str, ...] = ("never-exit", "token-budget", "deer", "deer-consistency", "target-head", "draft-entropy", "random")
 
@@ -41,6 +47,30 @@ CARDS = [
         description="continue or exit at each step boundary of speculative decoding; accuracy against generated tokens",
         resources=Resources(num_cpus=1, device=True),
     ),
+    TaskCard(
+        id="icmlgym/SpeculativeReasoning-v0",
+        family="reasoning",
+        paper=DREAM_PAPER,
+        entry_point="icmlgym.envs.reasoning.spec_reasoning:SpeculativeReasoningEnv",
+        kind="single",
+        primary_metric="score",
+        direction="max",
+        cost_units=("target_forwards", "draft_forwards", "steps"),
+        extra="reasoning",
+        tiers={
+            "smoke": Tier(episodes=4, env_kwargs={}, seeds=3),
+            "standard": Tier(episodes=20, env_kwargs={}, seeds=5),
+            "full": Tier(episodes=100, env_kwargs={}, seeds=10),
+        },
+        reference_agent="tbvm",
+        baselines=SPEC_BASELINES,
+        # random and the reference (tbvm): mean score over seeds 0-2 x 4 episodes of
+        # `icmlgym.run("icmlgym/SpeculativeReasoning-v0", AGENT, seeds=3)` (sequential cost model)
+        score_refs={"smoke": (0.261, 0.403)},
+        suites=("reasoning",),
+        description="accept or reject each draft-written reasoning step (the target writes rejected ones); accuracy against target passes",
+        resources=Resources(num_cpus=1, device=True),
+    ),
 ]
 
 AGENTS: dict[str, AgentInfo] = {
@@ -55,6 +85,12 @@ AGENTS: dict[str, AgentInfo] = {
                                   description="DEER's answer-consistency variant: exit when two consecutive trial answers agree"),
     "target-head": AgentInfo("icmlgym.baselines.reasoning:TargetHeadExitAgent", extra="reasoning",
                              description="SpecExit's head on the target's hidden state (reads it at every boundary)"),
+    "tbvm": AgentInfo("icmlgym.agents.reasoning:TBVMAgent",
+                      description="DREAM-R's TBVM: accept a step when the target's probability of every token is at least twice its strongest alternative"),
+    "specreason": AgentInfo("icmlgym.baselines.reasoning:SpecReasonAgent",
+                            description="SpecReason-style: accept when the target's geometric-mean probability of the step is >= 0.7"),
+    "always-accept": AgentInfo("icmlgym.baselines.reasoning:AlwaysAcceptAgent", description="keep every draft step"),
+    "always-reject": AgentInfo("icmlgym.baselines.reasoning:AlwaysRejectAgent", description="the target writes every step"),
     "draft-entropy": AgentInfo("icmlgym.baselines.reasoning:DraftEntropyAgent",
                                description="exit when the draft's next-token entropy is below a calibrated threshold (SVIP-style)"),
 }

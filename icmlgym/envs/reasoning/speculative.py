@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 
-def _probs(logits: torch.Tensor, temperature: float) -> np.ndarray:
+def next_token_probs(logits: torch.Tensor, temperature: float) -> np.ndarray:
     """Next-token distribution (float64, sums to 1); temperature 0: one-hot argmax."""
     logits = logits.detach().double().cpu()
     if temperature == 0:
@@ -183,7 +183,7 @@ class SpeculativeDecoder:
             st.feed([])
             self.counters.target_forwards += 1
             self.counters.target_tokens += 1
-        t = _sample(_probs(st.logits, self.temperature), self.rng)
+        t = _sample(next_token_probs(st.logits, self.temperature), self.rng)
         st.pending = [t]
         return [t]
 
@@ -195,7 +195,7 @@ class SpeculativeDecoder:
             if d.pending:
                 d.feed([])
                 self.counters.draft_forwards += 1
-            q = _probs(d.logits, self.temperature)
+            q = next_token_probs(d.logits, self.temperature)
             self.line_entropies.append(entropy(d.logits))
             x = _sample(q, self.rng)
             proposals.append(x)
@@ -212,7 +212,7 @@ class SpeculativeDecoder:
         out: list[int] = []
         n_acc = 0
         for i, x in enumerate(proposals):
-            p = _probs(before[i], self.temperature)
+            p = next_token_probs(before[i], self.temperature)
             if self.temperature == 0:
                 keep = bool(p[x] == 1.0)
             else:
@@ -227,7 +227,7 @@ class SpeculativeDecoder:
             out.append(_sample(resid / resid.sum() if resid.sum() > 0 else p, self.rng))
             break
         else:
-            out.append(_sample(_probs(before[k], self.temperature), self.rng))
+            out.append(_sample(next_token_probs(before[k], self.temperature), self.rng))
         self.counters.accepted += n_acc
         self._settle(base, n_pending, proposals, out, n_acc, logits, states)
         if n_pending + n_acc == 0:  # nothing the target processed is kept: its state is the one before the pass
@@ -327,4 +327,4 @@ class SpeculativeDecoder:
         return toks, probs, passes
 
 
-__all__ = ["Counters", "ModelState", "SpeculativeDecoder", "entropy"]
+__all__ = ["Counters", "ModelState", "SpeculativeDecoder", "entropy", "next_token_probs"]

@@ -1,0 +1,97 @@
+"""SpeculativeReasoning-v0's behaviour: accept keeps the draft's step, reject lets the target write it
+(losslessly: rejecting everything at temperature 0 is the target's greedy decoding), the FPSR cost
+model, the verifiers' rules, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+import gymnasium as gym  # noqa: E402
+
+import icmlgym  # noqa: E402, F401
+from icmlgym.agents.reasoning import TBVMAgent  # noqa: E402
+from icmlgym.baselines.reasoning import SpecReasonAgent  # noqa: E402
+from icmlgym.envs.reasoning.spec_reasoning import ACCEPT, MAX_LINE, REJECT, SpeculativeReasoningEnv  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    from icmlgym.nn.runtime import fixed_threads
+
+    with fixed_threads(1):
+        yield
+
+
+@pytest.fixture(scope="module")
+def env():
+    return SpeculativeReasoningEnv()
+
+
+def _play(env, seed, action):
+    obs, info = env.reset(seed=seed)
+    lines, done = [], False
+    while not done:
+        lines.append(info["draft_line"])
+        obs, r, done, trunc, info = env.step(action)
+    return lines, info
+
+
+def test_accepting_everything_keeps_the_drafts_lines(env):
+    drafted, info = _play(env, 2, ACCEPT)
+    m = info["metrics"]
+    assert info["text"] == "".join(drafted)
+    assert m["acceptance_rate"] == 1 and m["target_tokens_saved"] == m["generated_tokens"]
+    assert m["target_forwards"] == 1 + m["steps"]  # the prompt, then one verification pass per step
+
+
+def test_rejecting_everything_at_temperature_zero_is_the_targets_greedy_decoding():
+    env = SpeculativeReasoningEnv(temperature=0.0)
+    for seed in range(3):
+        _, info = _play(env, seed, REJECT)
+        prompt = env.tok.encode(env.problem.prompt, bos=True)
+        greedy = env.tok.decode(env.pair.target.generate(prompt, 64 - len(prompt), 0.0, stop=env.tok.eos_id))
+        assert greedy.startswith(info["text"]) and info["text"].splitlines()[-1].startswith("A:")
+        m = info["metrics"]
+        assert m["acceptance_rate"] == 0 and m["target_tokens_saved"] == 0 and m["accuracy"] == m["reference_accuracy"]
+
+
+def test_the_parallel_cost_model_never_costs_more_on_the_same_trajectory():
+    seq, par = SpeculativeReasoningEnv(), SpeculativeReasoningEnv(parallel=True)
+    for seed in range(3):
+        for action in (ACCEPT, REJECT):
+            _, a = _play(seq, seed, action)
+            _, b = _play(par, seed, action)
+            assert a["text"] == b["text"]
+            assert b["metrics"]["modelled_latency"] <= a["metrics"]["modelled_latency"]
+
+
+def _obs(p, runner):
+    n = len(p)
+    pad = lambda a: np.concatenate([np.asarray(a, np.float32), np.zeros(MAX_LINE - n, np.float32)])  # noqa: E731
+    return {"target_probs": pad(p), "target_runner_up": pad(runner), "draft_probs": pad(p), "mask": pad(np.ones(n)),
+            "stats": np.zeros(5, np.float32)}
+
+
+def test_tbvm_rejects_a_step_with_one_doubtful_token_that_a_score_threshold_accepts():
+    agent, score = TBVMAgent(ratio=2.0), SpecReasonAgent(threshold=0.7)
+    confident = _obs([0.9, 0.95, 0.9, 0.97], [0.05, 0.03, 0.05, 0.02])
+    one_doubt = _obs([0.99, 0.99, 0.99, 0.99, 0.99, 0.55, 0.99], [0.005, 0.005, 0.005, 0.005, 0.005, 0.4, 0.005])
+    assert agent.act(confident, {}) == ACCEPT and score.act(confident, {}) == ACCEPT
+    assert agent.act(one_doubt, {}) == REJECT and score.act(one_doubt, {}) == ACCEPT
+
+
+def test_actions_outside_the_space_are_refused(env):
+    env.reset(seed=0)
+    for bad in (2, -1, 0.5, None):
+        with pytest.raises(ValueError, match="action space"):
+            env.step(bad)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"temperature": -0.5}, "temperature"), ({"cost_weight": -1}, "cost_weight"),
+                                           ({"split": "holdout"}, "split"), ({"levels": ()}, "levels")])
+def test_bad_arguments_are_clear_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gym.make("icmlgym/SpeculativeReasoning-v0", **kwargs)
