@@ -1,4 +1,4 @@
-"""The insides findings as declared in icmlgym/findings/insides.py, on seeds 0-9 at the smoke tier.
+"""The LayerOOD-v0 findings as declared in icmlgym/findings/insides.py, on seeds 0-9 at the smoke tier.
 
 The paper claims that SAE codes of consecutive layers and their transitions carry a domain
 signature that separates OOD text better than last-layer detectors. On the shipped small
@@ -19,7 +19,7 @@ from icmlgym.findings.testing import assert_declared, evaluate_declared
 
 pytestmark = pytest.mark.skipif(not extra_installed("text"), reason="needs the [text] extra (the shipped encoder, transformers, torch)")
 
-FINDINGS = family_findings("insides")
+FINDINGS = [f for f in family_findings("insides") if f.treatment.env_id == "icmlgym/LayerOOD-v0"]  # APORIA's: test_hallucination_findings.py
 
 
 @pytest.fixture(scope="module")
