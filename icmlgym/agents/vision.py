@@ -68,7 +68,7 @@ def transition_encoder(width: int, out: int):
             self.conv = nn.Sequential(nn.Conv2d(9, width, 3, padding=1), nn.ReLU(), nn.Conv2d(width, width, 3, padding=1), nn.ReLU())
             self.out = nn.Linear(2 * width, out)
 
-        def forward(self, x: "torch.Tensor") -> "torch.Tensor":
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
             h = self.conv(x)
             return self.out(torch.cat([h.amax(dim=(2, 3)), h.mean(dim=(2, 3))], dim=1))
 
@@ -93,7 +93,7 @@ def build_lam(latent_dim: int, hidden: int, quantise: bool, codes: int, align_di
             self.register_buffer("initialised", torch.zeros((), dtype=torch.bool))
             self.gen = torch.Generator().manual_seed(0)
 
-        def revive(self, z: "torch.Tensor", used: "torch.Tensor") -> int:
+        def revive(self, z: torch.Tensor, used: torch.Tensor) -> int:
             """Move codes no latent of the last steps used onto random latents of this batch (LAPO-style codebook upkeep)."""
             dead = torch.nonzero(~used).flatten()
             if len(dead):
@@ -101,7 +101,7 @@ def build_lam(latent_dim: int, hidden: int, quantise: bool, codes: int, align_di
                     self.codebook[dead] = z[torch.randint(0, len(z), (len(dead),), generator=self.gen)].detach()
             return len(dead)
 
-        def latent(self, x: "torch.Tensor") -> tuple["torch.Tensor", "torch.Tensor"]:
+        def latent(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             """(latent used by the FDM, VQ loss) for transition features ``x``."""
             z = self.idm(x)
             if self.codebook is None:
@@ -115,7 +115,7 @@ def build_lam(latent_dim: int, hidden: int, quantise: bool, codes: int, align_di
             vq = ((q - z.detach()) ** 2).mean() + 0.25 * ((z - q.detach()) ** 2).mean()
             return z + (q - z).detach(), vq
 
-        def predict(self, before_cells: "torch.Tensor", z: "torch.Tensor") -> "torch.Tensor":
+        def predict(self, before_cells: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
             tiled = z[:, :, None, None].expand(-1, -1, *before_cells.shape[-2:])
             return before_cells + self.fdm(torch.cat([before_cells, tiled], dim=1))
 
@@ -209,7 +209,7 @@ def _count(steps: int, examples: int) -> None:
 # seed, budget, the env's training contexts and clip length): runs that differ only in the
 # evaluation episode (n_labels, contexts of the evaluation) reuse the same pre-training. Its
 # counters are still charged to every run that uses it.
-_TRAINED: "OrderedDict[tuple, tuple]" = OrderedDict()
+_TRAINED: OrderedDict[tuple, tuple] = OrderedDict()
 _TRAINED_MAX = 64  # each model is about 100 KB; a findings run or the adaptation benchmark holds at most 4 agents x 10 seeds
 
 
@@ -235,7 +235,7 @@ class LinearProbe:
     def __init__(self, l2: float = 1e-2, iters: int = 300, lr: float = 0.5) -> None:
         self.l2, self.iters, self.lr = float(l2), int(iters), float(lr)
 
-    def fit(self, x: np.ndarray, y: np.ndarray) -> "LinearProbe":
+    def fit(self, x: np.ndarray, y: np.ndarray) -> LinearProbe:
         x = np.asarray(x, np.float64)
         y = np.asarray(y, np.int64)
         if len(x) == 0:
@@ -348,3 +348,33 @@ class SeqDeltaREPAAgent(LatentActionAgent):
 
 __all__ = ["LatentActionAgent", "LinearProbe", "SeqDeltaREPAAgent", "build_lam", "cells", "encoder_features", "labelled_set",
            "train_lam", "transition_features"]
+
+
+# ----------------------------------------------------------------------------- LaViD (LanguageToVisualKD-v0)
+KD_TEACHERS: tuple[str, ...] = ("none", "language", "shuffled", "oracle", "smoothing", "visual-kd", "dkd", "mlkd")
+KD_WEIGHTS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0)
+KD_TEMPERATURES: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
+
+
+class LaViDAgent(BaseAgent):
+    """LaViD: every epoch, distil the language teacher's conceptual signatures into the student's auxiliary head.
+
+    A fixed schedule over LanguageToVisualKD-v0's action ``(teacher, weight, temperature,
+    standardise)``: ``teacher`` (``language`` for LaViD; the baselines reuse this class with
+    another soft-target source), ``weight`` and ``temperature`` (values of the env's grids) and
+    ``standardise`` (logit standardisation, agent ``lavid-ls``).
+    """
+
+    def __init__(self, teacher: str = "language", weight: float = 1.0, temperature: float = 4.0, standardise: bool = False) -> None:
+        super().__init__()
+        for name, value, grid in (("teacher", teacher, KD_TEACHERS), ("weight", weight, KD_WEIGHTS), ("temperature", temperature, KD_TEMPERATURES)):
+            if value not in grid:
+                raise ValueError(f"{name} must be one of {grid}, got {value!r}")
+        self.action = np.array([KD_TEACHERS.index(teacher), KD_WEIGHTS.index(weight), KD_TEMPERATURES.index(temperature), int(bool(standardise))],
+                               dtype=np.int64)
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        return self.action.copy()
+
+
+__all__ += ["KD_TEACHERS", "KD_TEMPERATURES", "KD_WEIGHTS", "LaViDAgent"]

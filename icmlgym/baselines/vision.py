@@ -7,7 +7,14 @@ from typing import Any
 import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
-from icmlgym.agents.vision import N_ACTIONS, LatentActionAgent, labelled_set, transition_encoder, transition_features
+from icmlgym.agents.vision import (
+    N_ACTIONS,
+    LatentActionAgent,
+    LaViDAgent,
+    labelled_set,
+    transition_encoder,
+    transition_features,
+)
 
 
 class LAPOAgent(LatentActionAgent):
@@ -67,3 +74,15 @@ class LabelBCAgent(BaseAgent):
 
 
 __all__ = ["LAPOAgent", "LabelBCAgent", "NoAlignAgent"]
+
+
+class SoftTargetAgent(LaViDAgent):
+    """A LaViD comparator: the same per-epoch schedule with another soft-target source
+    (``none``: cross-entropy only; ``smoothing``; ``shuffled`` or ``oracle`` signatures; the
+    visual teacher through ``visual-kd``, ``dkd`` or ``mlkd``)."""
+
+    def __init__(self, teacher: str = "none", weight: float = 1.0, temperature: float = 4.0, standardise: bool = False) -> None:
+        super().__init__(teacher, 0.0 if teacher == "none" else weight, temperature, standardise)
+
+
+__all__ += ["SoftTargetAgent"]

@@ -2,8 +2,12 @@
 
 Olaf-World claims that Seq-Delta-REPA beats LAPO on cross-context probe accuracy and on
 adaptation with 8 labels; we also test that the alignment (not the continuous latent) is what
-helps. The declared verdicts are what we measured (docs/vision.md; ``icmlgym findings vision``).
+helps, and whether it beats behaviour cloning from the same labels. LaViD claims gains over
+cross-entropy and shuffled signatures, higher worst-group accuracy, and an oracle upper bound.
+The declared verdicts are what we measured (docs/vision.md; ``icmlgym findings vision``).
 The runs go in process: the pre-training of one seed is shared by its n_labels = 0 and 8 runs.
+About 100 runs (3-4 minutes of CPU): marked slow, over the family's 90 s budget (see
+/work/notes or docs/vision.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """Vision learned from video and from language: Olaf-World (latent action transfer) and LaViD.
 
+``icmlgym/LanguageToVisualKD-v0`` (:mod:`~icmlgym.envs.vision.lavid`): a vision-only student
+trained on generated fine-grained product images, distilling a language-only teacher's
+conceptual signatures (multiple-choice answers by the shipped sentence encoder) or other soft
+targets, chosen per epoch by the agent.
+
 ``icmlgym/LatentActionTransfer-v0`` (:mod:`~icmlgym.envs.vision.latent_action`): latent action
 models pre-trained on unlabelled clips of a sprite world (:mod:`icmlgym.corpora.sprites`),
 evaluated in an unseen visual context with a few labelled transitions. docs/vision.md has the
@@ -9,6 +14,8 @@ findings.
 from icmlgym.catalog import AgentInfo, Resources, TaskCard, Tier
 
 EXTRAS: dict[str, tuple[str, ...]] = {"vision": ("torch",)}
+# LanguageToVisualKD-v0's live language answers (a question bank other than the shipped one) need the
+# [text] extra's sentence encoder; the shipped answers need nothing more.
 PROVENANCE: tuple[str, ...] = ("torch",)
 
 OLAF = ("Olaf-World: latent actions from unlabelled video aligned with a frozen self-supervised encoder "
@@ -43,6 +50,38 @@ CARDS = [
     )
 ]
 
+LAVID = ("LaViD: a language-only teacher's conceptual signatures (multiple-choice answers) distilled into a vision-only "
+         "student without paired data (ICML 2026); DKD (Zhao et al. 2022), MLKD (Jin et al. 2023), logit standardisation (Sun et al. 2024)")
+
+KD_BASELINES: tuple[str, ...] = ("lavid-ls", "kd-ce-only", "kd-label-smoothing", "kd-shuffled-signatures", "kd-oracle-signatures",
+                                 "kd-visual", "kd-dkd", "kd-mlkd", "random")
+
+CARDS.append(
+    TaskCard(
+        id="icmlgym/LanguageToVisualKD-v0",
+        family="vision",
+        paper=LAVID,
+        entry_point="icmlgym.envs.vision.lavid:LanguageToVisualKDEnv",
+        kind="single",
+        primary_metric="test_accuracy",
+        direction="max",
+        cost_units=("student_epochs", "teacher_epochs"),
+        extra="vision",
+        tiers={
+            "smoke": Tier(episodes=1, env_kwargs={"per_class": 6, "epochs": 30, "teacher_epochs": 30}, seeds=3),
+            "standard": Tier(episodes=1, env_kwargs={"per_class": 10, "epochs": 60, "teacher_epochs": 60}, seeds=5),
+            "full": Tier(episodes=1, env_kwargs={"per_class": 20, "epochs": 60, "teacher_epochs": 100, "n_objects": 8, "n_colours": 8,
+                                                 "n_materials": 5}, seeds=10),
+        },
+        reference_agent="lavid",
+        baselines=KD_BASELINES,
+        score_refs={},
+        suites=("vision",),
+        description="train a vision-only student on fine-grained product images, distilling language signatures or other soft targets per epoch",
+        resources=Resources(num_cpus=1, memory_mb=1500),
+    )
+)
+
 SUITES = {
     "vision-adaptation": [("icmlgym/LatentActionTransfer-v0", {"n_labels": n}) for n in (0, 8, 64)],
 }
@@ -52,5 +91,21 @@ AGENTS = {
                                 description="LAM with continuous latents aligned (sequence level) to a frozen SSL encoder's feature differences"),
     "lapo": AgentInfo("icmlgym.baselines.vision:LAPOAgent", description="LAM with vector-quantised latents (inverse + forward dynamics), no alignment"),
     "lam-no-align": AgentInfo("icmlgym.baselines.vision:NoAlignAgent", description="Seq-Delta-REPA's LAM without the alignment loss"),
+    "lavid": AgentInfo("icmlgym.agents.vision:LaViDAgent",
+                       description="every epoch: cross-entropy + the language signatures on the auxiliary head (weight 1, T 4)"),
+    "lavid-ls": AgentInfo("icmlgym.agents.vision:LaViDAgent", kwargs={"standardise": True},
+                          description="LaViD with logit standardisation"),
+    "kd-ce-only": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "none"}, description="cross-entropy only"),
+    "kd-label-smoothing": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "smoothing", "temperature": 1.0},
+                                    description="label smoothing (0.1): soft targets without semantics"),
+    "kd-shuffled-signatures": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "shuffled"},
+                                        description="LaViD's loss on signatures of permuted classes"),
+    "kd-oracle-signatures": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "oracle"},
+                                      description="the renderer's attributes (object, colour, material) as one-hot signatures: the upper bound"),
+    "kd-visual": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "visual-kd"},
+                           description="Hinton KD from a double-width visual teacher trained here"),
+    "kd-dkd": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "dkd"}, description="decoupled KD from the visual teacher"),
+    "kd-mlkd": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "mlkd"},
+                         description="multi-level logit distillation from the visual teacher (no strong augmentation)"),
     "bc-labels": AgentInfo("icmlgym.baselines.vision:LabelBCAgent", description="behaviour cloning: an MLP from transition to action on the labels only"),
 }
