@@ -19,6 +19,8 @@ import dataclasses
 import numpy as np
 import torch
 
+CNN_WIDTH = 8  # channels of the constant-width CNN (the tiers' width=64 is the MLP's)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -37,7 +39,7 @@ def main() -> None:
     fs = []
     for spec in [] if args.no_findings else args.data:
         data, arch = _spec(spec)
-        arms = _arms(data, **({"arch": arch} if arch != "mlp" else {}))
+        arms = _arms(data, **({"arch": arch, "width": CNN_WIDTH} if arch != "mlp" else {}))
         for f in DIGITS_FINDINGS:
             t, c = pairs[f.id]
             fs.append(dataclasses.replace(f, id=f"{f.id}-{spec}", treatment=arms[t], control=arms[c] if c else f.control))
@@ -66,7 +68,8 @@ def jumps(spec: str, units: int, attacker: str = "inverse-net") -> None:
     agree, rows = 0, []
     for u in range(units):
         data, arch = _spec(spec)
-        env = icmlgym.make("icmlgym/SplitInference-v0", data=data, arch=arch, model_seed=u, attacker=attacker).unwrapped
+        width = {"width": CNN_WIDTH} if arch != "mlp" else {}
+        env = icmlgym.make("icmlgym/SplitInference-v0", data=data, arch=arch, model_seed=u, attacker=attacker, **width).unwrapped
         obs, _ = env.reset(seed=0)
         err = np.array([env._result(b, 0).normalised_error for b in range(env.n_blocks)])
         jump = int(np.argmax(np.diff(err))) + 1  # the block whose error rises most over the previous block's

@@ -45,7 +45,7 @@ CARDS = [
 ]
 
 SUITES = {"split-data-types": [("icmlgym/SplitInference-v0", {"data": "digits"}), ("icmlgym/SplitInference-v0", {"data": "signals"}),
-                               ("icmlgym/SplitInference-v0", {"data": "products", "arch": "cnn"})]}
+                               ("icmlgym/SplitInference-v0", {"data": "products", "arch": "cnn", "width": 8})]}
 
 AGENTS = {
     "split-rc2": AgentInfo("icmlgym.agents.split:Rc2Agent",
