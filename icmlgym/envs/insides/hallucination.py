@@ -49,8 +49,8 @@ Arguments:
 
 Metrics:
     Over the responses not annotated: ``f1`` (primary; hallucinated class), ``accuracy``,
-    ``auroc`` (of the scores; 0.5 when the responses left hold one class only). ``annotations`` (used). Of the episode's data, whatever the
-    agent: ``hallucination_rate``, ``spread_genuine`` / ``spread_hallucinated`` (mean pairwise
+    ``auroc`` (of the scores; 0.5 when the responses left hold one class only).
+    ``annotations`` (used). Of the episode's data, whatever the agent: ``hallucination_rate``, ``spread_genuine`` / ``spread_hallucinated`` (mean pairwise
     cosine distance among a prompt's genuine / hallucinated responses, averaged over prompts
     with at least two of each) and ``spread_gap`` (hallucinated minus genuine, same prompts).
 
