@@ -66,6 +66,7 @@ class SAETransitionAgent(BaseAgent):
     """
 
     name = "ood-sae-transitions"
+    min_layers = 2  # layers from first_layer on (one transition at least)
 
     def __init__(self, d_latent: int = 128, k: int = 8, ridge: float = 1.0, trained: bool = True, first_layer: int = 1) -> None:
         super().__init__()
@@ -97,7 +98,7 @@ class SAETransitionAgent(BaseAgent):
         """Per input: each layer's SAE reconstruction error and each transition's residual norm."""
         codes, errs = self._codes(self.standardise(np.asarray(x, np.float64)))
         resid = [np.linalg.norm(codes[i + 1] - np.c_[codes[i], np.ones(len(x))] @ w, axis=1) for i, w in enumerate(self.transitions)]
-        return np.c_[errs, np.stack(resid, 1)]
+        return np.c_[errs, np.stack(resid, 1)] if resid else errs
 
     # ------------------------------------------------------------------ training
     def train(self, env, budget) -> None:
@@ -110,8 +111,8 @@ class SAETransitionAgent(BaseAgent):
         x, y = env.unwrapped.training_data()
         x, y = np.asarray(x, np.float64), np.asarray(y)
         ood_x, x = x[y < 0], x[y >= 0]  # labelled OOD inputs (label -1), when the env gives some
-        if x.ndim != 3 or x.shape[1] < self.first_layer + 2:
-            raise ValueError(f"the SAE-transition detector needs (n, layers >= {self.first_layer + 2}, d) states, got {x.shape}")
+        if x.ndim != 3 or x.shape[1] < self.first_layer + self.min_layers:
+            raise ValueError(f"the SAE-transition detector needs (n, layers >= {self.first_layer + self.min_layers}, d) states, got {x.shape}")
         rng = np.random.default_rng(self._seed)
         order = rng.permutation(len(x))
         cut = int(0.8 * len(x))

@@ -170,6 +170,23 @@ class LastLayerLogisticAgent(BaseAgent):
         return squash(z @ self.w + self.b)
 
 
+class SingleLayerSAEAgent(SAETransitionAgent):
+    """Single-layer SAE features: one TopK SAE on the last layer, its reconstruction error z-scored
+    (one-class), or a light learner on it when labelled OOD inputs exist. No transitions."""
+
+    name = "ood-single-layer-sae"
+    min_layers = 1
+
+    def __init__(self, d_latent: int = 128, k: int = 8, ridge: float = 1.0, layer: int = 6) -> None:
+        super().__init__(d_latent=d_latent, k=k, ridge=ridge, trained=True, first_layer=layer)
+
+    def train(self, env, budget) -> None:
+        x, _ = env.unwrapped.training_data()
+        if np.ndim(x) != 3 or np.shape(x)[1] != self.first_layer + 1:
+            raise ValueError(f"ood-single-layer-sae reads layer {self.first_layer}, the last of (n, {self.first_layer + 1}, d) states; got {np.shape(x)}")
+        super().train(env, budget)
+
+
 class RandomSAETransitionAgent(SAETransitionAgent):
     """The SAE-transition detector over untrained, random-feature SAEs (the sanity check)."""
 
@@ -312,4 +329,4 @@ class UncertaintySamplingAgent(LogisticRegressionAgent):
 
 
 __all__ = ["EnergyAgent", "KNNLabelAgent", "LastLayerKNNAgent", "LastLayerLogisticAgent", "LastLayerMahalanobisAgent", "LogisticRegressionAgent", "MaxSoftmaxAgent",
-           "RandomSAETransitionAgent", "SelfConsistencyAgent", "SemanticEntropyAgent", "UncertaintySamplingAgent", "cluster_shares"]
+           "RandomSAETransitionAgent", "SelfConsistencyAgent", "SingleLayerSAEAgent", "SemanticEntropyAgent", "UncertaintySamplingAgent", "cluster_shares"]

@@ -130,3 +130,19 @@ def test_one_class_detectors_ignore_labelled_ood_and_the_few_label_ones_need_it(
     lr.train(labelled, 0)
     obs, _ = labelled.reset(seed=0)
     assert lr.act(obs, {}).shape == (16,)
+
+
+def test_single_layer_sae_reads_the_last_layer_only():
+    from icmlgym.baselines.insides import SingleLayerSAEAgent
+
+    env = icmlgym.make(ID)
+    agent = SingleLayerSAEAgent()
+    agent.reset(0, None)
+    agent.train(env, 20)
+    obs, _ = env.reset(seed=0)
+    assert len(agent.saes) == 1 and agent.transitions == []
+    assert agent.features(obs["inputs"]).shape == (16, 1)
+    s = agent.act(obs, {})
+    assert s.shape == (16,) and np.all((s >= 0) & (s <= 1))
+    with pytest.raises(ValueError, match="reads layer 3, the last of"):
+        SingleLayerSAEAgent(layer=3).train(env, 20)

@@ -33,7 +33,7 @@ CARDS = [
             "full": Tier(episodes=10, env_kwargs={"batch_size": 32, "n_batches": 4}, train_steps=1500, train_unit="gradient_steps", seeds=10),
         },
         reference_agent="ood-sae-transitions",
-        baselines=("ood-msp", "ood-energy", "ood-mahalanobis-last", "ood-knn-last", "ood-sae-transitions-random", "random"),
+        baselines=("ood-msp", "ood-energy", "ood-mahalanobis-last", "ood-knn-last", "ood-sae-transitions-random", "ood-single-layer-sae", "random"),
         # random: AUROC 0.5 in expectation; reference: ood-sae-transitions, mean over seeds 0-2 x 2 episodes of
         # `icmlgym.run("icmlgym/LayerOOD-v0", "ood-sae-transitions", seeds=3)` (0.594; range 0.539-0.676)
         score_refs={"smoke": (0.5, 0.594)},
@@ -77,6 +77,10 @@ AGENTS = {
     "ood-logreg-last": AgentInfo(
         "icmlgym.baselines.insides:LastLayerLogisticAgent",
         description="few labels (n_labelled_ood > 0): logistic regression on the last layer, in-domain against the labelled OOD texts",
+    ),
+    "ood-single-layer-sae": AgentInfo(
+        "icmlgym.baselines.insides:SingleLayerSAEAgent", extra="text",
+        description="one TopK SAE on the last layer: its reconstruction error (one-class) or a light learner on it (labels)",
     ),
     "ood-msp": AgentInfo(
         "icmlgym.baselines.insides:MaxSoftmaxAgent",
