@@ -146,3 +146,18 @@ def test_single_layer_sae_reads_the_last_layer_only():
     assert s.shape == (16,) and np.all((s >= 0) & (s <= 1))
     with pytest.raises(ValueError, match="reads layer 3, the last of"):
         SingleLayerSAEAgent(layer=3).train(env, 20)
+
+
+def test_best_single_layer_is_chosen_on_labelled_training_data_only():
+    """With 20 labelled OOD texts the layer whose held-out AUROC is best is chosen: the last one here
+    (seed 0: layers 1-6 give 0.61, 0.65, 0.70, 0.71, 0.68, 0.94); one-class it reads the last layer."""
+    from icmlgym.baselines.insides import BestSingleLayerKNNAgent
+
+    a = BestSingleLayerKNNAgent()
+    a.reset(0, None)
+    a.train(icmlgym.make(ID, n_labelled_ood=20), 0)
+    assert sorted(a.layer_auroc) == [1, 2, 3, 4, 5, 6] and a.layer == max(a.layer_auroc, key=a.layer_auroc.get) == 6
+    b = BestSingleLayerKNNAgent()
+    b.reset(0, None)
+    b.train(icmlgym.make(ID), 0)
+    assert b.layer == 6 and b.layer_auroc == {}

@@ -78,6 +78,10 @@ AGENTS = {
         "icmlgym.baselines.insides:LastLayerLogisticAgent",
         description="few labels (n_labelled_ood > 0): logistic regression on the last layer, in-domain against the labelled OOD texts",
     ),
+    "ood-best-single-layer": AgentInfo(
+        "icmlgym.baselines.insides:BestSingleLayerKNNAgent",
+        description="kNN on the one layer that best separates held-out in-domain texts from the labelled OOD ones (last layer one-class)",
+    ),
     "ood-single-layer-sae": AgentInfo(
         "icmlgym.baselines.insides:SingleLayerSAEAgent", extra="text",
         description="one TopK SAE on the last layer: its reconstruction error (one-class) or a light learner on it (labels)",
