@@ -91,7 +91,16 @@ def test_actions_outside_the_space_are_refused(env):
 
 
 @pytest.mark.parametrize("kwargs, match", [({"temperature": -0.5}, "temperature"), ({"cost_weight": -1}, "cost_weight"),
-                                           ({"split": "holdout"}, "split"), ({"levels": ()}, "levels")])
+                                           ({"split": "holdout"}, "split"), ({"levels": ()}, "levels"),
+                                           ({"draft": "tiny"}, "draft must be one of")])
 def test_bad_arguments_are_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         gym.make("icmlgym/SpeculativeReasoning-v0", **kwargs)
+
+
+def test_the_sapo_draft_plugs_in_and_changes_only_the_draft():
+    base, sapo = SpeculativeReasoningEnv(), SpeculativeReasoningEnv(draft="sapo")
+    assert sapo.pair.target is not None and sapo.pair.key.split("+")[0] == base.pair.key.split("+")[0]
+    assert sapo.pair.key != base.pair.key
+    _, info = _play(sapo, 0, REJECT)
+    assert info["metrics"]["steps"] >= 1

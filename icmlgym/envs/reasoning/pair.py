@@ -34,20 +34,43 @@ class ModelPair:
         return count(self.draft) / count(self.target)
 
 
-def zoo_pair(size: str = "smoke", overthink: float = 0.5, device: str = "cpu") -> ModelPair:
-    """The zoo's overthinking reasoner and draft (``overthink`` other than the shipped 0.5 trains new entries)."""
+DRAFTS: tuple[str, ...] = ("base", "sapo")
+
+
+def zoo_pair(size: str = "smoke", overthink: float = 0.5, device: str = "cpu", draft: str = "base") -> ModelPair:
+    """The zoo's overthinking reasoner and draft (``overthink`` other than the shipped 0.5 trains new entries).
+
+    ``draft="sapo"``: the draft after SAPO's policy-gradient alignment to its target (:mod:`icmlgym.zoo.sapo`).
+    """
     from icmlgym.zoo import overthink as _members  # noqa: F401  (registers the members)
     from icmlgym.zoo.registry import load
 
     if not 0.0 <= overthink <= 1.0:
         raise ValueError(f"overthink is a probability in [0, 1], got {overthink}")
+    if draft not in DRAFTS:
+        raise ValueError(f"draft must be one of {DRAFTS}, got {draft!r}")
+    if draft == "sapo" and overthink != 0.5:
+        raise ValueError("the SAPO draft is built on the overthink = 0.5 pair only")
     over = None if overthink == 0.5 else {"overthink": float(overthink)}
     t = load("reasoner-overthink", size, overrides=over, device=device)
-    d = load("reasoner-overthink-draft", size, overrides=over, device=device)
+    if draft == "sapo":
+        from icmlgym.zoo import sapo as _sapo  # noqa: F401  (registers the member)
+
+        d = load("reasoner-overthink-draft-sapo", size, device=device)
+    else:
+        d = load("reasoner-overthink-draft", size, overrides=over, device=device)
     tok = t.tokenizer
-    if tok.name != d.tokenizer.name:  # pragma: no cover - both members share the corpus tokenizer
+    if tok.name != tok_of(d).name:  # pragma: no cover - both members share the corpus tokenizer
         raise ValueError(f"target and draft tokenizers differ: {tok.name!r} vs {d.tokenizer.name!r}")
     return ModelPair(t.model, d.model, tok, f"zoo:reasoner-overthink-{size}", f"{t.card['key']}+{d.card['key']}")
+
+
+def tok_of(zm: Any) -> Any:
+    """A zoo model's tokenizer (members built on the corpus carry the character tokenizer)."""
+    try:
+        return zm.tokenizer
+    except AttributeError:
+        return CharTokenizer()
 
 
 def validate_problems(split: str, domains: Sequence[str], levels: Sequence[int]) -> None:
@@ -72,4 +95,4 @@ def line_tokens(tok: CharTokenizer) -> dict[str, Any]:
     return {"newline": tok.stoi["\n"], "eos": tok.eos_id, "answer": tok.encode("A:")}
 
 
-__all__ = ["ModelPair", "draw_problem", "line_tokens", "validate_problems", "zoo_pair"]
+__all__ = ["DRAFTS", "ModelPair", "tok_of", "draw_problem", "line_tokens", "validate_problems", "zoo_pair"]

@@ -42,7 +42,8 @@ Arguments:
     two, not their sum; a rejected step falls back to the target), ``cost_weight`` (0.01),
     ``split`` ("test"), ``domains``, ``levels`` ((1, 2)), ``reference`` (True: also decode the
     problem with the target alone, outside the episode's cost, for the paired metrics),
-    ``size``, ``device``, ``model_pair``.
+    ``size``, ``device``, ``model_pair``, ``draft`` ("base"; "sapo": the draft after SAPO's
+    policy-gradient alignment to the target, :mod:`icmlgym.zoo.sapo`).
 
 Metrics:
     ``score`` (primary), ``accuracy``, ``reference_accuracy`` (target-only decoding of the same
@@ -100,6 +101,7 @@ class SpeculativeReasoningEnv(gym.Env):
         size: str = "smoke",
         device: str = "cpu",
         model_pair: ModelPair | None = None,
+        draft: str = "base",
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -108,7 +110,7 @@ class SpeculativeReasoningEnv(gym.Env):
         validate_problems(split, domains, levels)
         self.temperature, self.parallel, self.cost_weight = float(temperature), bool(parallel), float(cost_weight)
         self.split, self.domains, self.levels, self.reference = split, tuple(domains), tuple(levels), bool(reference)
-        self.pair = model_pair if model_pair is not None else zoo_pair(size, 0.5, device)
+        self.pair = model_pair if model_pair is not None else zoo_pair(size, 0.5, device, draft=draft)
         self.tok = self.pair.tokenizer
         self.ids = line_tokens(self.tok)
         box = lambda: spaces.Box(0.0, 1.0, (MAX_LINE,), np.float32)  # noqa: E731
