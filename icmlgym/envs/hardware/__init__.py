@@ -12,7 +12,7 @@ docs/hardware.md has the models, the claims and the findings table.
 
 from icmlgym.catalog import AgentInfo, Resources, TaskCard, Tier
 
-EXTRAS: dict[str, tuple[str, ...]] = {"hardware": ("torch", "scipy")}
+EXTRAS: dict[str, tuple[str, ...]] = {"hardware": ("torch", "scipy"), "quant": ("torch", "hqq")}
 PROVENANCE: tuple[str, ...] = ("torch", "scipy")
 
 GEMQ_PAPER = ("GEMQ: global expert-level mixed-precision quantisation of mixture-of-experts models with router "
@@ -78,7 +78,11 @@ CARDS = [
     ),
 ]
 
-SUITES = {"cim-data-types": [("icmlgym/CIMRobustTraining-v0", {"data": d}) for d in ("digits", "products", "signals")]}
+SUITES = {
+    "cim-data-types": [("icmlgym/CIMRobustTraining-v0", {"data": d}) for d in ("digits", "products", "signals")],
+    # HQQ uniform (the baseline) = `moe-uniform` on the HQQ backend (extra [quant])
+    "moe-backends": [("icmlgym/MoEQuantAlloc-v0", {"backend": b}) for b in ("rtn", "hqq")],
+}
 
 AGENTS = {
     "gemq": AgentInfo("icmlgym.agents.hardware:GEMQAgent",

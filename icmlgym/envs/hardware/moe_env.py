@@ -113,7 +113,8 @@ class MoEQuantAllocEnv(gym.Env):
     ``avg_bits`` (the cap, in average bits per expert weight; memory cap =
     that many bits per weight plus group metadata and biases), ``bit_widths`` (offered,
     1..8, distinct), ``group_size``, ``rounds``, ``router_ft_steps``, ``router_ft_lr``,
-    ``n_calib``, ``n_eval``, ``data_seed``, ``data_pool``, ``strict``, ``refusal_penalty``.
+    ``n_calib``, ``n_eval``, ``data_seed``, ``data_pool``, ``strict``, ``refusal_penalty``,
+    ``backend`` (``rtn``, the default, or ``hqq``: HQQ's calibration-free quantiser, extra ``[quant]``).
 
     ## Metrics
     ``heldout_loss`` (primary, lower is better), ``heldout_accuracy`` (next token),
@@ -144,6 +145,7 @@ class MoEQuantAllocEnv(gym.Env):
         data_pool: int = 1000,
         strict: bool = False,
         refusal_penalty: float = 1.0,
+        backend: str = "rtn",
     ) -> None:
         offered = [check_bits(b) for b in bit_widths]
         if not offered or len(set(offered)) != len(offered):
@@ -162,6 +164,9 @@ class MoEQuantAllocEnv(gym.Env):
             raise ValueError(f"refusal_penalty must be a finite number >= 0, got {refusal_penalty!r}")
         if data_seed is not None and int(data_seed) < 0:
             raise ValueError(f"data_seed must be >= 0 or None, got {data_seed!r}")
+        if backend not in ("rtn", "hqq"):
+            raise ValueError(f"backend must be 'rtn' (group-wise round-to-nearest) or 'hqq' (extra [quant]), got {backend!r}")
+        self.backend = backend
         self.avg_bits, self.group_size, self.rounds = float(avg_bits), int(group_size), int(rounds)
         self.router_ft_steps, self.router_ft_lr = int(router_ft_steps), float(router_ft_lr)
         self.n_calib, self.n_eval, self.data_pool = int(n_calib), int(n_eval), int(data_pool)
@@ -172,7 +177,7 @@ class MoEQuantAllocEnv(gym.Env):
 
         with fixed_threads():
             zoo = load("reasoner-moe", "smoke")
-            self.qm = QuantMoE(zoo.model, self.bit_widths, self.group_size)
+            self.qm = QuantMoE(zoo.model, self.bit_widths, self.group_size, backend)
         self._model_key = f"reasoner-moe/smoke/{zoo.card.get('code_hash', '')}"
         self.block_size = zoo.model.config.block_size
         self.top_k = zoo.model.config.top_k

@@ -55,7 +55,7 @@ class Estimates:
 class QuantMoE:
     """A private, quantisable copy of a mixture-of-experts :class:`~icmlgym.zoo.transformer.GPT`."""
 
-    def __init__(self, model: GPT, bit_widths: Sequence[int], group_size: int = 32) -> None:
+    def __init__(self, model: GPT, bit_widths: Sequence[int], group_size: int = 32, backend: str = "rtn") -> None:
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -69,8 +69,14 @@ class QuantMoE:
         self.fp = [(ex.fc.weight.detach().clone(), ex.out.weight.detach().clone()) for _, _, ex in self.experts]
         self.size = np.array([fc.numel() + out.numel() for fc, out in self.fp], dtype=np.int64)
         self.router_fp = [m.router.weight.detach().clone() for m in self.moes]
+        if backend == "rtn":
+            quantizer = fake_quantize
+        elif backend == "hqq":
+            from icmlgym.envs.hardware.hqq_backend import fake_quantize_hqq as quantizer
+        else:
+            raise ValueError(f"backend must be 'rtn' or 'hqq', got {backend!r}")
         # dequantised weights of every (expert, offered bit-width): quantising is deterministic
-        self.table = {(e, b): (fake_quantize(fc, b, self.group_size), fake_quantize(out, b, self.group_size))
+        self.table = {(e, b): (quantizer(fc, b, self.group_size), quantizer(out, b, self.group_size))
                       for e, (fc, out) in enumerate(self.fp) for b in self.bit_widths}
         self.bits = np.full(len(self.experts), -1, dtype=np.int64)  # -1: full precision
 
