@@ -30,9 +30,9 @@ def test_list_and_info():
 def test_check_command():
     r = runner.invoke(app, ["check", "icmlgym/Bandit-v0"])
     assert r.exit_code == 0, r.output
-    for name in ("check_env", "card contract", "seed determinism", "invalid action", "step after end", "recorded rollout", "docstrings"):
+    for name in ("check_env", "sb3 check_env", "card contract", "seed determinism", "invalid action", "step after end", "recorded rollout", "docstrings"):
         assert name in r.output
-    assert r.output.count("pass") == 7
+    assert r.output.count("pass") == 8
 
 
 def test_run_command_writes_json(tmp_path):
