@@ -382,3 +382,63 @@ class UncertaintySamplingAgent(LogisticRegressionAgent):
 
 __all__ = ["BestSingleLayerKNNAgent", "EnergyAgent", "KNNLabelAgent", "LastLayerKNNAgent", "LastLayerLogisticAgent", "LastLayerMahalanobisAgent", "LogisticRegressionAgent", "MaxSoftmaxAgent",
            "RandomSAETransitionAgent", "SelfConsistencyAgent", "SingleLayerSAEAgent", "SemanticEntropyAgent", "UncertaintySamplingAgent", "cluster_shares"]
+
+
+class _HeldOutEnv:
+    """A view of a prediction env whose training data leaves out the calibration rows."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray) -> None:
+        self.unwrapped = self
+        self._x, self._y = x, y
+
+    def training_data(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._x, self._y
+
+
+class OperatingPointAgent(BaseAgent):
+    """A detector's scores turned into flags at a calibrated operating point (LayerOOD-v0 ``action_mode="flag"``).
+
+    It trains ``detector`` on the training data less a held-out calibration part (20% of the
+    in-domain rows; with labelled OOD rows, half of those too), then sets one threshold. With
+    labelled OOD rows it flags at ``level`` TPR on the held-out OOD ones (the ``1 - level``
+    quantile of their scores); one-class there is no OOD to calibrate on, and it flags at
+    ``1 - level`` FPR (the ``level`` quantile of held-out in-domain scores). Its actions are
+    0/1, valid in flag mode and in score mode (there they rank in two ties).
+    """
+
+    name = "ood-mahalanobis-flag"
+
+    def __init__(self, detector: BaseAgent | None = None, level: float = 0.95, holdout: float = 0.2) -> None:
+        super().__init__()
+        if not 0.0 < level < 1.0 or not 0.0 < holdout < 1.0:
+            raise ValueError(f"level and holdout must be in (0, 1), got {level}, {holdout}")
+        self.detector = detector if detector is not None else LastLayerMahalanobisAgent()
+        self.level, self.holdout = float(level), float(holdout)
+        self.threshold: float | None = None
+        self.calibrated_on: str = ""
+
+    def reset(self, seed, spec) -> None:
+        super().reset(seed, spec)
+        self.detector.reset(seed, spec)
+
+    def train(self, env, budget) -> None:
+        x, y = env.unwrapped.training_data()
+        x, y = np.asarray(x), np.asarray(y)
+        rng = self.np_random
+        ins, outs = rng.permutation(np.flatnonzero(y >= 0)), rng.permutation(np.flatnonzero(y < 0))
+        cal_in = ins[: max(1, int(round(self.holdout * len(ins))))]
+        cal_out = outs[: len(outs) // 2]
+        fit = np.setdiff1d(np.arange(len(y)), np.r_[cal_in, cal_out])
+        self.detector.train(_HeldOutEnv(x[fit], y[fit]), budget)
+        if len(cal_out):
+            scores = np.asarray(self.detector.act({"inputs": x[cal_out]}, {}), np.float64)
+            self.threshold, self.calibrated_on = float(np.quantile(scores, 1 - self.level)), "tpr"
+        else:
+            scores = np.asarray(self.detector.act({"inputs": x[cal_in]}, {}), np.float64)
+            self.threshold, self.calibrated_on = float(np.quantile(scores, self.level)), "fpr"
+
+    def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
+        if self.threshold is None:
+            raise RuntimeError(f"{self.name} flags inputs after train(env, budget); it was not trained")
+        s = np.asarray(self.detector.act(obs, info), np.float64)
+        return (s >= self.threshold).astype(np.int8)

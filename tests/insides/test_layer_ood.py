@@ -161,3 +161,69 @@ def test_best_single_layer_is_chosen_on_labelled_training_data_only():
     b.reset(0, None)
     b.train(icmlgym.make(ID), 0)
     assert b.layer == 6 and b.layer_auroc == {}
+
+
+def test_flag_mode_is_the_operating_point_variant_and_score_mode_is_unchanged():
+    from gymnasium import spaces
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    assert isinstance(icmlgym.make(ID).action_space, spaces.Box)  # v0's default
+    env = icmlgym.make(ID, action_mode="flag")
+    assert isinstance(env.action_space, spaces.MultiBinary) and env.action_space.n == 16
+    check_env(env.unwrapped, skip_render_check=True)
+    sb3_check_env(env.unwrapped, warn=False)
+    env.reset(seed=0)
+    labels = env.unwrapped._y[env.unwrapped._order]
+    flags = [np.ones(16, np.int8), np.zeros(16, np.int8), labels[32:48].astype(np.int8), env.action_space.sample()]
+    for f in flags:
+        *_, info = env.step(f)
+    m = info["metrics"]
+    assert set(m) == {"auroc", "tpr", "fpr", "flagged"}
+    y, f = labels.astype(bool), np.concatenate(flags).astype(bool)
+    assert m["tpr"] == f[y].mean() and m["fpr"] == f[~y].mean() and m["flagged"] == f.mean()
+    assert m["auroc"] == pytest.approx((m["tpr"] + 1 - m["fpr"]) / 2)  # AUROC of flags = balanced accuracy
+
+
+@pytest.mark.parametrize("bad", [0.5, 2, np.nan, -1])
+def test_non_binary_flags_are_refused(bad):
+    env = icmlgym.make(ID, action_mode="flag")
+    env.reset(seed=0)
+    a = np.zeros(16)
+    a[3] = bad
+    with pytest.raises(ValueError, match="flags must be 0 or 1"):
+        env.step(a)
+    with pytest.raises(ValueError, match="action space"):
+        env.step(np.zeros(5, np.int8))
+
+
+def test_bad_action_mode_is_refused():
+    with pytest.raises(ValueError, match="action_mode must be 'score' or 'flag'"):
+        icmlgym.make(ID, action_mode="threshold")
+
+
+def test_operating_point_agent_calibrates_fpr_one_class_and_tpr_with_labels():
+    """One-class it flags at 5% FPR on held-out in-domain texts; with 40 labelled OOD texts at 95% TPR
+    on held-out ones. Seed 0, two episodes (measured: one-class fpr 0.03/0.00, tpr 0.15/0.09;
+    labelled tpr 0.88/0.91, fpr 0.84/0.77: Mahalanobis pays a high FPR for 95% TPR on near-OOD)."""
+    one = icmlgym.run(ID, "ood-mahalanobis-flag", seeds=1, env_kwargs={"action_mode": "flag"})[0]
+    assert one.status == "ok", one.error
+    assert np.mean(one.metric("fpr")) < 0.15 and np.mean(one.metric("tpr")) > np.mean(one.metric("fpr"))
+    few = icmlgym.run(ID, "ood-mahalanobis-flag", seeds=1, env_kwargs={"action_mode": "flag", "n_labelled_ood": 40})[0]
+    assert few.status == "ok", few.error
+    assert np.mean(few.metric("tpr")) > 0.8 and np.mean(few.metric("flagged")) > np.mean(one.metric("flagged"))
+    score = icmlgym.run(ID, "ood-mahalanobis-flag", seeds=1)[0]  # its 0/1 actions are valid scores too
+    assert score.status == "ok", score.error
+    assert len(score.metric("fpr95")) == 2 and 0.5 < np.mean(score.metric("auroc")) < 1.0
+
+
+def test_operating_point_agent_refuses_bad_levels_and_acting_untrained():
+    from icmlgym.baselines.insides import OperatingPointAgent
+
+    with pytest.raises(ValueError, match="level and holdout"):
+        OperatingPointAgent(level=1.0)
+    with pytest.raises(RuntimeError, match="after train"):
+        OperatingPointAgent().act({"inputs": np.zeros((2, 7, 384), np.float32)}, {})
+    a = OperatingPointAgent()
+    a.train(icmlgym.make(ID), 0)
+    assert a.calibrated_on == "fpr" and a.act(icmlgym.make(ID).reset(seed=0)[0], {}).dtype == np.int8

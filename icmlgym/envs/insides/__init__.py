@@ -86,6 +86,10 @@ AGENTS = {
         "icmlgym.baselines.insides:SingleLayerSAEAgent", extra="text",
         description="one TopK SAE on the last layer: its reconstruction error (one-class) or a light learner on it (labels)",
     ),
+    "ood-mahalanobis-flag": AgentInfo(
+        "icmlgym.baselines.insides:OperatingPointAgent",
+        description="flags (action_mode='flag'): last-layer Mahalanobis thresholded at 95% TPR on held-out labelled OOD texts (one-class: at 5% FPR)",
+    ),
     "ood-msp": AgentInfo(
         "icmlgym.baselines.insides:MaxSoftmaxAgent",
         description="1 - max softmax probability of a topic classifier on the last layer",

@@ -18,6 +18,9 @@ Description:
 
 Action Space:
     ``Box(0, 1, (batch_size,))``: one OOD score per input (higher = more likely OOD).
+    With ``action_mode="flag"`` (the operating-point variant): ``MultiBinary(batch_size)``,
+    one flag per input (1 = out of domain); a flag other than 0 or 1 (0.5, 2, NaN) is refused
+    with a ValueError, as a score outside [0, 1] is in score mode.
 
 Observation Space:
     ``Dict(inputs=Box(-inf, inf, (batch_size, 7, 384)), step=Discrete(n_batches))``: per
@@ -38,13 +41,19 @@ Arguments:
     in the evaluated split), ``in_topics``, ``out_topics`` (standard-library topics of
     :data:`icmlgym.corpora.text.STDLIB_TOPICS`), ``split`` ("test"; "val" for tuning:
     disjoint texts), ``n_labelled_ood`` (0: one-class; else that many OOD texts of the val
-    split in the training data, labelled -1).
+    split in the training data, labelled -1), ``action_mode`` ("score", v0's; "flag": the
+    operating-point variant, the agent commits to a decision per input).
 
 Metrics:
     ``auroc`` (primary), ``fpr95`` (false-positive rate at 95% TPR), ``aupr`` (OOD positive).
+    In flag mode: ``tpr`` (share of OOD inputs flagged), ``fpr`` (share of in-domain inputs
+    flagged), ``flagged`` (share of all inputs flagged) and ``auroc`` of the flags, which is
+    their balanced accuracy ``(tpr + 1 - fpr) / 2`` (the reward); ``fpr95`` and ``aupr`` need
+    a ranking and are not reported.
 
 Version History:
-    v0: first version; ``n_labelled_ood`` added (default 0 keeps v0's behaviour).
+    v0: first version; ``n_labelled_ood`` added (default 0 keeps v0's behaviour); ``action_mode``
+    added (default "score" keeps v0's behaviour).
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from gymnasium import spaces
 
 from icmlgym.catalog import require_extra
 
@@ -69,7 +79,10 @@ class LayerOODEnv(PredictionTaskEnv):
 
     def __init__(self, batch_size: int = 16, n_batches: int = 4, ood_fraction: float = 0.5,
                  in_topics: Sequence[str] = IN_TOPICS, out_topics: Sequence[str] = OUT_TOPICS, split: str = "test",
-                 n_labelled_ood: int = 0) -> None:
+                 n_labelled_ood: int = 0, action_mode: str = "score") -> None:
+        if action_mode not in ("score", "flag"):
+            raise ValueError(f"action_mode must be 'score' or 'flag', got {action_mode!r}")
+        self.action_mode = action_mode
         if not 0.0 < ood_fraction < 1.0:
             raise ValueError(f"ood_fraction must be in (0, 1), got {ood_fraction}")
         if n_labelled_ood < 0:
@@ -107,7 +120,25 @@ class LayerOODEnv(PredictionTaskEnv):
         keep = np.sort(np.concatenate([rng.choice(ins, n_in, replace=False), rng.choice(outs, n_out, replace=False)]))
         return x[keep], ood[keep]
 
+    def action_space_for(self, batch_size: int) -> spaces.Space:
+        if self.action_mode == "flag":
+            return spaces.MultiBinary(batch_size)
+        return super().action_space_for(batch_size)
+
+    def step(self, action):
+        if self.action_mode == "flag":
+            a = np.asarray(action)
+            # MultiBinary.contains would accept 0.5 once cast to int8: refuse anything but 0 and 1 here
+            if a.shape == self.action_space.shape and not np.isin(a, (0, 1)).all():
+                bad = a.ravel()[~np.isin(a.ravel(), (0, 1))][:4]
+                raise ValueError(f"flags must be 0 or 1 (action_mode='flag'), got {bad.tolist()} in the action")
+        return super().step(action)
+
     def task_metrics(self, labels: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
+        if self.action_mode == "flag":
+            y, f = np.asarray(labels).astype(bool), np.asarray(predictions) > 0.5
+            return {"auroc": auroc(y, f.astype(np.float64)), "tpr": float(f[y].mean()) if y.any() else float("nan"),
+                    "fpr": float(f[~y].mean()) if (~y).any() else float("nan"), "flagged": float(f.mean())}
         return {"auroc": auroc(labels, predictions), "fpr95": fpr_at_tpr(labels, predictions), "aupr": aupr(labels, predictions)}
 
 
