@@ -98,6 +98,19 @@ class SentenceEncoder:
         self.encoded += len(texts)
         return np.concatenate(out).astype(np.float32)
 
+    def token_states(self, text: str) -> tuple[list[str], np.ndarray]:
+        """One text's tokens and its hidden states per token ``(7, n_tokens, 384)`` (embedding output
+        and the 6 layers; special tokens included, truncated at ``max_length``; not cached). Their
+        mean over tokens is the text's row of ``encode([text], layers=True)``."""
+        import torch
+
+        self._load()
+        with torch.no_grad():
+            enc = self._tok([text], truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
+            res = self._model(**enc, output_hidden_states=True)
+        tokens = self._tok.convert_ids_to_tokens(enc["input_ids"][0].tolist())
+        return tokens, torch.stack(res.hidden_states, dim=1)[0].cpu().numpy().astype(np.float32)
+
     def encode(self, texts: Sequence[str], layers: bool = False) -> np.ndarray:
         """Embeddings ``(n, 384)`` (normalised sentence vectors), or with ``layers=True``
         ``(n, 7, 384)`` mean-pooled hidden states of the embedding output and each layer."""

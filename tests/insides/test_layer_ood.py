@@ -227,3 +227,22 @@ def test_operating_point_agent_refuses_bad_levels_and_acting_untrained():
     a = OperatingPointAgent()
     a.train(icmlgym.make(ID), 0)
     assert a.calibrated_on == "fpr" and a.act(icmlgym.make(ID).reset(seed=0)[0], {}).dtype == np.int8
+
+
+def test_token_states_pool_to_the_observation():
+    env = icmlgym.make(ID)
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.unwrapped.token_states(0)
+    obs, _ = env.reset(seed=0)
+    for i in (0, 15):
+        tok = env.unwrapped.token_states(i)
+        n = len(tok["tokens"])
+        assert tok["tokens"][0] == "[CLS]" and tok["tokens"][-1] == "[SEP]"
+        assert tok["states"].shape == (7, n, 384) and tok["states"].dtype == np.float32
+        np.testing.assert_allclose(tok["states"].mean(axis=1), obs["inputs"][i], atol=1e-4)
+    with pytest.raises(IndexError, match="outside the batch"):
+        env.unwrapped.token_states(16)
+    for _ in range(4):
+        obs, *_ = env.step(np.zeros(16, np.float32))
+    with pytest.raises(RuntimeError, match="not after the last step"):
+        env.unwrapped.token_states(0)

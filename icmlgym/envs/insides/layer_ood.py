@@ -25,6 +25,8 @@ Action Space:
 Observation Space:
     ``Dict(inputs=Box(-inf, inf, (batch_size, 7, 384)), step=Discrete(n_batches))``: per
     input, the embedding output and the 6 transformer layers, mean-pooled over tokens.
+    Token-level access for agents that need it: ``env.unwrapped.token_states(i)`` gives input
+    ``i`` of the current batch's tokens and per-token states ``(7, n_tokens, 384)``.
 
 Rewards:
     0 until the last step, then the episode's AUROC (OOD = positive class).
@@ -58,7 +60,7 @@ Version History:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -67,7 +69,7 @@ from icmlgym.catalog import require_extra
 
 require_extra("text", what="icmlgym/LayerOOD-v0")
 
-from icmlgym.envs.insides.states import IN_TOPICS, OUT_TOPICS, corpus_states  # noqa: E402
+from icmlgym.envs.insides.states import IN_TOPICS, OUT_TOPICS, corpus_states, corpus_texts  # noqa: E402
 from icmlgym.envs.prediction.base import PredictionTaskEnv  # noqa: E402
 from icmlgym.envs.prediction.metrics import aupr, auroc, fpr_at_tpr  # noqa: E402
 
@@ -97,6 +99,8 @@ class LayerOODEnv(PredictionTaskEnv):
         self.ood_fraction = float(ood_fraction)
         self.n_labelled_ood = int(n_labelled_ood)
         self.in_topics, self.out_topics = tuple(in_topics), tuple(out_topics)
+        self._texts: list[str] | None = None  # the evaluated split's texts, read on the first token_states call
+        self._encoder = None
         super().__init__(batch_size, n_batches, split)
         if self.n_labelled_ood:
             self.pool("train")  # refuses more labelled OOD texts than the val split holds, before any run
@@ -112,13 +116,43 @@ class LayerOODEnv(PredictionTaskEnv):
                 raise ValueError(f"n_labelled_ood = {self.n_labelled_ood} exceeds the {len(outs)} OOD texts of the val split")
             pick = np.sort(np.random.default_rng(11).choice(outs, self.n_labelled_ood, replace=False))
             return np.concatenate([x, vx[pick]]), np.concatenate([topic, np.full(len(pick), -1, topic.dtype)])
-        # subsample the larger side so that OOD inputs make up ood_fraction (fixed, not seeded by the episode)
+        keep = self._kept(ood)
+        return x[keep], ood[keep]
+
+    def _kept(self, ood: np.ndarray) -> np.ndarray:
+        """The evaluated split's rows kept: the larger side subsampled so that OOD inputs make up
+        ood_fraction (fixed, not seeded by the episode)."""
         rng = np.random.default_rng(7)
         ins, outs = np.flatnonzero(ood == 0), np.flatnonzero(ood == 1)
         n_out = min(len(outs), int(round(len(ins) * self.ood_fraction / (1 - self.ood_fraction))))
         n_in = min(len(ins), int(round(n_out * (1 - self.ood_fraction) / self.ood_fraction)))
-        keep = np.sort(np.concatenate([rng.choice(ins, n_in, replace=False), rng.choice(outs, n_out, replace=False)]))
-        return x[keep], ood[keep]
+        return np.sort(np.concatenate([rng.choice(ins, n_in, replace=False), rng.choice(outs, n_out, replace=False)]))
+
+    def token_states(self, i: int) -> dict[str, Any]:
+        """Token-level access for agents that need it: input ``i`` of the current observation's batch.
+
+        Returns ``{"tokens": list[str], "states": (7, n_tokens, 384) float32}``, the encoder's
+        hidden state at every token and layer (special tokens included; their mean over tokens is
+        ``obs["inputs"][i]``). It runs the encoder (about 10 ms a text on one core; not cached);
+        the text itself is not given, only what the model computes from it.
+
+        Raises:
+            RuntimeError: before ``reset()`` or after the episode's last step.
+            IndexError: ``i`` outside ``[0, batch_size)``.
+        """
+        if self._order is None or self._t >= self.n_batches:
+            raise RuntimeError("token_states(i) reads the current batch: call reset() first, and not after the last step")
+        if not 0 <= int(i) < self.batch_size:
+            raise IndexError(f"input index {i} is outside the batch [0, {self.batch_size})")
+        if self._texts is None:
+            _, ood, _ = corpus_states(self.in_topics, self.out_topics)[self.split]
+            self._texts = [corpus_texts(self.in_topics, self.out_topics)[self.split][k] for k in self._kept(ood)]
+        if self._encoder is None:
+            from icmlgym.corpora.embeddings import SentenceEncoder
+
+            self._encoder = SentenceEncoder(batch_size=1, cache=None)
+        tokens, states = self._encoder.token_states(self._texts[self._order[self._t * self.batch_size + int(i)]])
+        return {"tokens": tokens, "states": states}
 
     def action_space_for(self, batch_size: int) -> spaces.Space:
         if self.action_mode == "flag":

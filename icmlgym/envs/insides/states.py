@@ -54,6 +54,20 @@ def _read_docstrings(topics: tuple[str, ...]) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=8)
+def corpus_texts(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> dict[str, list[str]]:
+    """Per split, the texts in the order of :func:`corpus_states`' rows."""
+    out: dict[str, list[str]] = {"train": [], "val": [], "test": []}
+    for text, doc_topic in _sorted_texts(tuple(in_topics), tuple(out_topics)):
+        out[_split_of(_digit(text), doc_topic in out_topics)].append(text)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _sorted_texts(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> list[tuple[str, str]]:
+    return sorted(_read_docstrings(tuple(in_topics) + tuple(out_topics)).items())  # distinct texts, fixed order
+
+
+@functools.lru_cache(maxsize=8)
 def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per split: hidden states ``(n, 7, 384)``, OOD flags ``(n,)`` and in-domain topic ids ``(n,)`` (-1 for OOD).
 
@@ -64,7 +78,7 @@ def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> di
         raise ValueError(f"in_topics and out_topics must be non-empty and disjoint, got {in_topics} and {out_topics}")
     from icmlgym.corpora.embeddings import SentenceEncoder
 
-    texts = sorted(_read_docstrings(tuple(in_topics) + tuple(out_topics)).items())  # distinct texts, fixed order
+    texts = _sorted_texts(tuple(in_topics), tuple(out_topics))
     from icmlgym.cache import Cache
 
     import torch
@@ -86,4 +100,4 @@ def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> di
             for s, (x, y, t) in out.items()}
 
 
-__all__ = ["IN_TOPICS", "OUT_TOPICS", "corpus_states"]
+__all__ = ["IN_TOPICS", "OUT_TOPICS", "corpus_states", "corpus_texts"]
