@@ -44,7 +44,11 @@ Arguments:
     :data:`icmlgym.corpora.text.STDLIB_TOPICS`), ``split`` ("test"; "val" for tuning:
     disjoint texts), ``n_labelled_ood`` (0: one-class; else that many OOD texts of the val
     split in the training data, labelled -1), ``action_mode`` ("score", v0's; "flag": the
-    operating-point variant, the agent commits to a decision per input).
+    operating-point variant, the agent commits to a decision per input), ``source``
+    ("docstrings", v0's near-OOD; "reasoner": the far-OOD split, the zoo's shipped reasoner over
+    its own task families, :mod:`icmlgym.envs.insides.far`; observations ``(batch, 3, 64)``),
+    ``in_domains``, ``out_domains`` (task families for ``source="reasoner"``; arithmetic and
+    lists against strings and code by default).
 
 Metrics:
     ``auroc`` (primary), ``fpr95`` (false-positive rate at 95% TPR), ``aupr`` (OOD positive).
@@ -55,7 +59,7 @@ Metrics:
 
 Version History:
     v0: first version; ``n_labelled_ood`` added (default 0 keeps v0's behaviour); ``action_mode``
-    added (default "score" keeps v0's behaviour).
+    and ``source`` added (defaults "score" and "docstrings" keep v0's behaviour).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from icmlgym.catalog import require_extra
 
 require_extra("text", what="icmlgym/LayerOOD-v0")
 
+from icmlgym.envs.insides.far import IN_DOMAINS, OUT_DOMAINS, reasoner_states  # noqa: E402
 from icmlgym.envs.insides.states import IN_TOPICS, OUT_TOPICS, corpus_states, corpus_texts  # noqa: E402
 from icmlgym.envs.prediction.base import PredictionTaskEnv  # noqa: E402
 from icmlgym.envs.prediction.metrics import aupr, auroc, fpr_at_tpr  # noqa: E402
@@ -81,7 +86,12 @@ class LayerOODEnv(PredictionTaskEnv):
 
     def __init__(self, batch_size: int = 16, n_batches: int = 4, ood_fraction: float = 0.5,
                  in_topics: Sequence[str] = IN_TOPICS, out_topics: Sequence[str] = OUT_TOPICS, split: str = "test",
-                 n_labelled_ood: int = 0, action_mode: str = "score") -> None:
+                 n_labelled_ood: int = 0, action_mode: str = "score", source: str = "docstrings",
+                 in_domains: Sequence[str] = IN_DOMAINS, out_domains: Sequence[str] = OUT_DOMAINS) -> None:
+        if source not in ("docstrings", "reasoner"):
+            raise ValueError(f"source must be 'docstrings' or 'reasoner', got {source!r}")
+        self.source = source
+        self.in_domains, self.out_domains = tuple(in_domains), tuple(out_domains)
         if action_mode not in ("score", "flag"):
             raise ValueError(f"action_mode must be 'score' or 'flag', got {action_mode!r}")
         self.action_mode = action_mode
@@ -93,7 +103,7 @@ class LayerOODEnv(PredictionTaskEnv):
             raise ValueError("labelled OOD texts come from the val split: evaluate on split='test' when n_labelled_ood > 0")
         from icmlgym.corpora.text import STDLIB_TOPICS
 
-        unknown = [t for t in (*in_topics, *out_topics) if t not in STDLIB_TOPICS]
+        unknown = [t for t in (*in_topics, *out_topics) if t not in STDLIB_TOPICS] if source == "docstrings" else []
         if unknown:
             raise ValueError(f"unknown topics {unknown}; topics: {sorted(STDLIB_TOPICS)}")
         self.ood_fraction = float(ood_fraction)
@@ -105,12 +115,17 @@ class LayerOODEnv(PredictionTaskEnv):
         if self.n_labelled_ood:
             self.pool("train")  # refuses more labelled OOD texts than the val split holds, before any run
 
+    def _states(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        if self.source == "reasoner":
+            return reasoner_states(self.in_domains, self.out_domains)
+        return corpus_states(self.in_topics, self.out_topics)
+
     def pool(self, split: str) -> tuple[np.ndarray, np.ndarray]:
-        x, ood, topic = corpus_states(self.in_topics, self.out_topics)[split]
+        x, ood, topic = self._states()[split]
         if split == "train":  # in-domain texts, labelled with their topic; labelled OOD texts (-1) when asked
             if not self.n_labelled_ood:
                 return x, topic
-            vx, vood, _ = corpus_states(self.in_topics, self.out_topics)["val"]
+            vx, vood, _ = self._states()["val"]
             outs = np.flatnonzero(vood == 1)
             if self.n_labelled_ood > len(outs):
                 raise ValueError(f"n_labelled_ood = {self.n_labelled_ood} exceeds the {len(outs)} OOD texts of the val split")
@@ -140,6 +155,8 @@ class LayerOODEnv(PredictionTaskEnv):
             RuntimeError: before ``reset()`` or after the episode's last step.
             IndexError: ``i`` outside ``[0, batch_size)``.
         """
+        if self.source != "docstrings":
+            raise ValueError(f"token-level access is built for source='docstrings' only, not {self.source!r}")
         if self._order is None or self._t >= self.n_batches:
             raise RuntimeError("token_states(i) reads the current batch: call reset() first, and not after the last step")
         if not 0 <= int(i) < self.batch_size:
