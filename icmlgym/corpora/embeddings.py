@@ -118,7 +118,7 @@ class SentenceEncoder:
             raise TypeError("encode takes a sequence of texts, not one string")
         texts = [str(t) for t in texts]
         mode = "layers" if layers else "sentence"
-        shape = (7, 384) if layers else (384,)
+        shape = (self.n_layers + 1, self.dim) if layers else (self.dim,)
         result = np.empty((len(texts),) + shape, dtype=np.float32)
         missing: list[int] = []
         for i, t in enumerate(texts):

@@ -97,6 +97,23 @@ class ZooLM(LanguageModel):
         return torch.stack([s[0] for s in states]).cpu().numpy()
 
 
+def check_model_folder(path: str | os.PathLike) -> Path:
+    """``path`` as a Path when it is a ``save_pretrained`` folder: it exists, holds weights and a config.
+
+    Raises:
+        FileNotFoundError: the folder is missing, or holds no weights or no config.json.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"no model folder at {path}")
+    weights = [p.name for p in path.iterdir() if p.suffix in (".safetensors", ".bin") or p.name.endswith(".safetensors.index.json")]
+    if not weights:
+        raise FileNotFoundError(f"{path} holds no model weights (*.safetensors or *.bin); save the model there with save_pretrained")
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"{path} has no config.json")
+    return path
+
+
 class HFLocalLM(LanguageModel):
     """A ``transformers`` causal language model from a local folder (``save_pretrained`` output).
 
@@ -110,14 +127,7 @@ class HFLocalLM(LanguageModel):
         from icmlgym.nn.runtime import resolve_device
 
         require_extra("text", "a local transformers model")
-        path = Path(path)
-        if not path.is_dir():
-            raise FileNotFoundError(f"no model folder at {path}")
-        weights = [p.name for p in path.iterdir() if p.suffix in (".safetensors", ".bin") or p.name.endswith(".safetensors.index.json")]
-        if not weights:
-            raise FileNotFoundError(f"{path} holds no model weights (*.safetensors or *.bin); save the model there with save_pretrained")
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"{path} has no config.json")
+        path = check_model_folder(path)
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
@@ -245,4 +255,4 @@ class HTTPLM(LanguageModel):
         return np.array([v for o, v in zip(offsets, values) if o >= len(prompt) and v is not None], dtype=np.float64)
 
 
-__all__ = ["HFLocalLM", "HTTPLM", "LanguageModel", "ZooLM", "check_same_tokenizer"]
+__all__ = ["HFLocalLM", "HTTPLM", "LanguageModel", "ZooLM", "check_model_folder", "check_same_tokenizer"]

@@ -48,7 +48,10 @@ Arguments:
     ("docstrings", v0's near-OOD; "reasoner": the far-OOD split, the zoo's shipped reasoner over
     its own task families, :mod:`icmlgym.envs.insides.far`; observations ``(batch, 3, 64)``),
     ``in_domains``, ``out_domains`` (task families for ``source="reasoner"``; arithmetic and
-    lists against strings and code by default).
+    lists against strings and code by default); ``source="hf:<folder>"``: a local ``transformers``
+    model (``save_pretrained`` folder, loaded offline) whose per-layer mean-pooled hidden states
+    replace the shipped encoder's over v0's texts and splits, :mod:`icmlgym.envs.insides.local_model`;
+    observations ``(batch, n_layers + 1, hidden)``; ``device`` ("cpu"; "cuda", "auto") runs it.
 
 Metrics:
     ``auroc`` (primary), ``fpr95`` (false-positive rate at 95% TPR), ``aupr`` (OOD positive).
@@ -59,7 +62,9 @@ Metrics:
 
 Version History:
     v0: first version; ``n_labelled_ood`` added (default 0 keeps v0's behaviour); ``action_mode``
-    and ``source`` added (defaults "score" and "docstrings" keep v0's behaviour).
+    and ``source`` added (defaults "score" and "docstrings" keep v0's behaviour); ``source="hf:<folder>"``
+    and ``device`` added (the shipped encoder's states are precomputed and cached: ``device`` is used
+    only by a local model).
 """
 
 from __future__ import annotations
@@ -74,9 +79,11 @@ from icmlgym.catalog import require_extra
 require_extra("text", what="icmlgym/LayerOOD-v0")
 
 from icmlgym.envs.insides.far import IN_DOMAINS, OUT_DOMAINS, reasoner_states  # noqa: E402
+from icmlgym.envs.insides.local_model import PREFIX, local_states, model_path  # noqa: E402
 from icmlgym.envs.insides.states import IN_TOPICS, OUT_TOPICS, corpus_states, corpus_texts  # noqa: E402
 from icmlgym.envs.prediction.base import PredictionTaskEnv  # noqa: E402
 from icmlgym.envs.prediction.metrics import aupr, auroc, fpr_at_tpr  # noqa: E402
+from icmlgym.zoo.lm import check_model_folder  # noqa: E402
 
 
 class LayerOODEnv(PredictionTaskEnv):
@@ -87,10 +94,16 @@ class LayerOODEnv(PredictionTaskEnv):
     def __init__(self, batch_size: int = 16, n_batches: int = 4, ood_fraction: float = 0.5,
                  in_topics: Sequence[str] = IN_TOPICS, out_topics: Sequence[str] = OUT_TOPICS, split: str = "test",
                  n_labelled_ood: int = 0, action_mode: str = "score", source: str = "docstrings",
-                 in_domains: Sequence[str] = IN_DOMAINS, out_domains: Sequence[str] = OUT_DOMAINS) -> None:
-        if source not in ("docstrings", "reasoner"):
-            raise ValueError(f"source must be 'docstrings' or 'reasoner', got {source!r}")
+                 in_domains: Sequence[str] = IN_DOMAINS, out_domains: Sequence[str] = OUT_DOMAINS, device: str = "cpu") -> None:
+        if not isinstance(source, str) or (source not in ("docstrings", "reasoner") and not source.startswith(PREFIX)):
+            raise ValueError(f"source must be 'docstrings', 'reasoner' or 'hf:<folder of a local transformers model>', got {source!r}")
         self.source = source
+        self.model_path = model_path(source)
+        if self.model_path is not None:
+            check_model_folder(self.model_path)  # a missing folder or one without weights fails here, before any work
+        from icmlgym.nn.runtime import resolve_device
+
+        self.device = resolve_device(device)
         self.in_domains, self.out_domains = tuple(in_domains), tuple(out_domains)
         if action_mode not in ("score", "flag"):
             raise ValueError(f"action_mode must be 'score' or 'flag', got {action_mode!r}")
@@ -103,7 +116,7 @@ class LayerOODEnv(PredictionTaskEnv):
             raise ValueError("labelled OOD texts come from the val split: evaluate on split='test' when n_labelled_ood > 0")
         from icmlgym.corpora.text import STDLIB_TOPICS
 
-        unknown = [t for t in (*in_topics, *out_topics) if t not in STDLIB_TOPICS] if source == "docstrings" else []
+        unknown = [t for t in (*in_topics, *out_topics) if t not in STDLIB_TOPICS] if source != "reasoner" else []
         if unknown:
             raise ValueError(f"unknown topics {unknown}; topics: {sorted(STDLIB_TOPICS)}")
         self.ood_fraction = float(ood_fraction)
@@ -118,6 +131,8 @@ class LayerOODEnv(PredictionTaskEnv):
     def _states(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         if self.source == "reasoner":
             return reasoner_states(self.in_domains, self.out_domains)
+        if self.model_path is not None:
+            return local_states(str(self.model_path), self.device, self.in_topics, self.out_topics)
         return corpus_states(self.in_topics, self.out_topics)
 
     def pool(self, split: str) -> tuple[np.ndarray, np.ndarray]:
