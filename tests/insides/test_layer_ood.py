@@ -270,7 +270,7 @@ def test_far_ood_split_over_the_reasoners_task_families():
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
-    ({"source": "gemma"}, "source must be 'docstrings' or 'reasoner'"),
+    ({"source": "gemma"}, "source must be 'docstrings', 'reasoner' or 'hf:"),
     ({"source": "reasoner", "in_domains": ("arithmetic", "poetry")}, "unknown task families"),
     ({"source": "reasoner", "in_domains": ("code",)}, "disjoint"),
 ])
