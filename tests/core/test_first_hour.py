@@ -22,19 +22,29 @@ ROOT = Path(__file__).resolve().parents[2]
 BANDIT = "icmlgym/Bandit-v0"
 
 SLOW_AGENT = textwrap.dedent('''
+    import os
     import time
 
     import icmlgym
 
 
     class Slow(icmlgym.BaseAgent):
-        """Pulls arm 0, slowly: long enough to be interrupted mid-sweep."""
+        """Pulls arm 0. From its third run on it waits while the file ``hold`` exists, so that the
+        sweep is surely interrupted mid-way however loaded the machine is (the test removes the
+        file before it runs the same command again)."""
 
         name = "slow"
 
         def reset(self, seed, spec):
             super().reset(seed, spec)
-            time.sleep(0.4)
+            if spec.episode == 0:
+                with open("runs.log", "a") as f:
+                    f.write("run\\n")
+                with open("runs.log") as f:
+                    started = len(f.readlines())
+                deadline = time.monotonic() + 120
+                while started > 2 and os.path.exists("hold") and time.monotonic() < deadline:
+                    time.sleep(0.05)
 
         def act(self, obs, info):
             return 0
@@ -88,6 +98,7 @@ def test_the_first_hour(tmp_path):
 
     # Ctrl-C in the middle of a sweep, then the same command again
     (tmp_path / "slow_agent.py").write_text(SLOW_AGENT)
+    (tmp_path / "hold").touch()
     cmd = [sys.executable, "-m", "icmlgym.cli", "run", BANDIT, "--agent", "slow_agent.py:Slow", "--seeds", "8", "--executor", "inprocess", *s]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = ""
@@ -100,6 +111,7 @@ def test_the_first_hour(tmp_path):
     assert "interrupted:" in err and "run the same command again to continue" in err
     done = seeds_per_entry(store)["slow"]
     assert 2 <= done < 8
+    (tmp_path / "hold").unlink()
     rerun = icmlgym("run", BANDIT, "--agent", "slow_agent.py:Slow", "--seeds", "8", "--executor", "inprocess", *s, cwd=tmp_path)
     assert f"skipping {done} of 8" in rerun.stderr
     assert seeds_per_entry(store)["slow"] == 8
