@@ -83,17 +83,17 @@ def local_states(folder: str, device: str, in_topics: tuple[str, ...], out_topic
                  ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per split: pooled states ``(n, n_layers + 1, hidden)``, OOD flags and in-domain topic ids (-1
     for OOD), over v0's docstring corpus and splits."""
-    from icmlgym.envs.insides.states import _digit, _sorted_texts, _split_of
+    from icmlgym.envs.insides.states import digit_of, sorted_texts, split_of
 
     if not in_topics or not out_topics or set(in_topics) & set(out_topics):
         raise ValueError(f"in_topics and out_topics must be non-empty and disjoint, got {in_topics} and {out_topics}")
     enc = LocalEncoder(folder, device=device)
-    texts = _sorted_texts(in_topics, out_topics)  # v0's texts, order and splits (states.corpus_states)
+    texts = sorted_texts(in_topics, out_topics)  # v0's texts, order and splits (states.corpus_states)
     states = enc.encode([t for t, _ in texts], layers=True)
     rows: dict[str, tuple[list, list, list]] = {s: ([], [], []) for s in ("train", "val", "test")}
     for (text, doc_topic), st in zip(texts, states):
         ood = doc_topic in out_topics
-        xs, ys, ts = rows[_split_of(_digit(text), ood)]
+        xs, ys, ts = rows[split_of(digit_of(text), ood)]
         xs.append(st)
         ys.append(int(ood))
         ts.append(-1 if ood else in_topics.index(doc_topic))

@@ -22,11 +22,13 @@ IN_TOPICS: tuple[str, ...] = ("network", "files", "concurrency", "data")
 OUT_TOPICS: tuple[str, ...] = ("language", "text", "numbers", "time")
 
 
-def _digit(text: str) -> int:
+def digit_of(text: str) -> int:
+    """A text's fixed digit 0-9 (from its hash): what assigns it to a split."""
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 10
 
 
-def _split_of(digit: int, ood: bool) -> str:
+def split_of(digit: int, ood: bool) -> str:
+    """The split ("train", "val" or "test") of a text with this digit, in- or out-of-domain."""
     if ood:
         return "val" if digit < 3 else "test"
     return "train" if digit < 7 else ("val" if digit == 7 else "test")
@@ -57,13 +59,14 @@ def _read_docstrings(topics: tuple[str, ...]) -> dict[str, str]:
 def corpus_texts(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> dict[str, list[str]]:
     """Per split, the texts in the order of :func:`corpus_states`' rows."""
     out: dict[str, list[str]] = {"train": [], "val": [], "test": []}
-    for text, doc_topic in _sorted_texts(tuple(in_topics), tuple(out_topics)):
-        out[_split_of(_digit(text), doc_topic in out_topics)].append(text)
+    for text, doc_topic in sorted_texts(tuple(in_topics), tuple(out_topics)):
+        out[split_of(digit_of(text), doc_topic in out_topics)].append(text)
     return out
 
 
 @functools.lru_cache(maxsize=8)
-def _sorted_texts(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> list[tuple[str, str]]:
+def sorted_texts(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(text, topic) of every distinct docstring of these topics, in a fixed order."""
     return sorted(_read_docstrings(tuple(in_topics) + tuple(out_topics)).items())  # distinct texts, fixed order
 
 
@@ -78,7 +81,7 @@ def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> di
         raise ValueError(f"in_topics and out_topics must be non-empty and disjoint, got {in_topics} and {out_topics}")
     from icmlgym.corpora.embeddings import SentenceEncoder
 
-    texts = _sorted_texts(tuple(in_topics), tuple(out_topics))
+    texts = sorted_texts(tuple(in_topics), tuple(out_topics))
     from icmlgym.cache import Cache
 
     import torch
@@ -92,7 +95,7 @@ def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> di
     out: dict[str, tuple[list, list, list]] = {s: ([], [], []) for s in ("train", "val", "test")}
     for (text, doc_topic), st in zip(texts, states):
         ood = doc_topic in out_topics
-        xs, ys, ts = out[_split_of(_digit(text), ood)]
+        xs, ys, ts = out[split_of(digit_of(text), ood)]
         xs.append(st)
         ys.append(int(ood))
         ts.append(-1 if ood else in_topics.index(doc_topic))
