@@ -100,7 +100,10 @@ def test_the_first_hour(tmp_path):
     (tmp_path / "slow_agent.py").write_text(SLOW_AGENT)
     (tmp_path / "hold").touch()
     cmd = [sys.executable, "-m", "icmlgym.cli", "run", BANDIT, "--agent", "slow_agent.py:Slow", "--seeds", "8", "--executor", "inprocess", *s]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default in the child: a test run started in the background from a script
+    # (`cmd &`) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = ""
     deadline = time.monotonic() + 120
     while "[2/8]" not in seen and time.monotonic() < deadline:
