@@ -107,11 +107,11 @@ class Trace:
 
 
 @contextlib.contextmanager
-def strict_warnings() -> Iterator[None]:
-    """Every warning raises, except those in :data:`ALLOWED_WARNINGS`."""
+def strict_warnings(also_allowed: tuple[tuple[str, str], ...] = ()) -> Iterator[None]:
+    """Every warning raises, except those in :data:`ALLOWED_WARNINGS` and ``also_allowed``."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for pattern, _reason in ALLOWED_WARNINGS:
+        for pattern, _reason in ALLOWED_WARNINGS + also_allowed:
             warnings.filterwarnings("ignore", message=f".*{pattern}")
         yield
 
@@ -464,21 +464,13 @@ def _sb3_check(c: TaskCard, kwargs: dict) -> CheckResult:
         env = make(c.id, **kwargs)
         try:
             checked = sb3_compatible(env)
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")
-                for pattern, _reason in SB3_ADVICE:
-                    warnings.filterwarnings("ignore", message=f".*{pattern}")
+            with strict_warnings(SB3_ADVICE):
                 sb3_check_env(checked, warn=True, skip_render_check=True)
         finally:
             env.close()
         return True, "through SB3Compatible" if checked is not env else ""
 
-    t = time.perf_counter()
-    try:
-        passed, detail = run()
-    except Exception as err:
-        passed, detail = False, f"{type(err).__name__}: {err}"
-    return CheckResult(c.id, "sb3 check_env", passed, detail, time.perf_counter() - t)
+    return _timed(c.id, "sb3 check_env", run)
 
 
 def _multi_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:

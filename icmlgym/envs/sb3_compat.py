@@ -165,9 +165,7 @@ class SB3Compatible(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if not self.action_space.contains(arr):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space} of SB3Compatible({self.env.spec.id if self.env.spec else self.env})")
         raw = self.env.action_space
-        if isinstance(raw, spaces.MultiDiscrete):
-            return arr.astype(raw.dtype).reshape(raw.shape)
-        if isinstance(raw, spaces.Box):
+        if isinstance(raw, (spaces.MultiDiscrete, spaces.Box)):
             return arr.astype(raw.dtype).reshape(raw.shape)
         out: dict[str, Any] = {}
         i = 0
