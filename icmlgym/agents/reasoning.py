@@ -100,6 +100,14 @@ class Adam:
                 p.addcdiv_(m / (1 - b1**self.t), denom, value=-self.lr)
 
 
+def mlp_flops(batch: int, n_in: int, hidden: int, n_out: int) -> tuple[int, int]:
+    """Forward and backward FLOPs of one step of a one-hidden-layer MLP on ``batch`` rows, as
+    ``FlopCounterMode`` counts them (matrix products only; the inputs need no gradient)."""
+    fwd = 2 * batch * (n_in * hidden + hidden * n_out)
+    bwd = 2 * batch * n_in * hidden + 4 * batch * hidden * n_out
+    return fwd, bwd
+
+
 class ExitHead:
     """An MLP from boundary features to (exit-is-right logit, progress); standardised inputs."""
 
@@ -108,9 +116,17 @@ class ExitHead:
         self.net = None
 
     def fit(self, x: np.ndarray, exit_ok: np.ndarray, progress: np.ndarray, steps: int) -> "ExitHead":
+        """Train ``steps`` Adam steps on batches of 128 rows (the run's meter counts steps, examples and FLOPs).
+
+        The loop is :func:`icmlgym.nn.train.train_loop`'s (same batches, clipping and order of
+        operations), without its ``FlopCounterMode``: entering that mode imports ``torch._dynamo``
+        (about 6 s per process on a busy core, most of a smoke run), and an MLP's FLOPs are known in
+        closed form (:func:`mlp_flops`).
+        """
         import torch
 
-        from icmlgym.nn.train import Budget, train_loop
+        from icmlgym.nn.counters import CostMeter
+        from icmlgym.nn.runtime import current
 
         self.mean, self.std = x.mean(0), x.std(0) + 1e-6
         gen = torch.Generator().manual_seed(int(self.seed))
@@ -121,13 +137,24 @@ class ExitHead:
         P = torch.tensor(progress, dtype=torch.float32)
         opt = Adam(self.net.parameters(), self.lr, weight_decay=self.weight_decay)
         n = len(X)
-
-        def loss_fn(net: Any, idx: Any):
-            out = net(X[idx])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(out[:, 0], Y[idx]) + torch.nn.functional.mse_loss(torch.sigmoid(out[:, 1]), P[idx])
-            return loss, len(idx), 0
-
-        train_loop(self.net, lambda step: torch.randint(0, n, (min(128, n),), generator=gen), loss_fn, opt, Budget(max(1, int(steps))))
+        ctx = current()
+        meter = ctx.meter if ctx is not None else CostMeter()
+        bce, mse = torch.nn.functional.binary_cross_entropy_with_logits, torch.nn.functional.mse_loss
+        self.net.train()
+        for step in range(max(1, int(steps))):
+            idx = torch.randint(0, n, (min(128, n),), generator=gen)
+            opt.zero_grad()
+            out = self.net(X[idx])
+            loss = bce(out[:, 0], Y[idx]) + mse(torch.sigmoid(out[:, 1]), P[idx])
+            loss.backward()
+            value = float(loss.detach())
+            if value != value or value in (float("inf"), float("-inf")):
+                raise FloatingPointError(f"exit head training loss is {value} at step {step}")
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
+            opt.step()
+            fwd, bwd = mlp_flops(len(idx), x.shape[1], self.hidden, 2)
+            for name, value in (("gradient_steps", 1), ("train_examples", len(idx)), ("forward_flops", fwd), ("backward_flops", bwd)):
+                meter.add(name, value)
         self.net.eval()
         return self
 
@@ -199,7 +226,7 @@ class SpecExitAgent(HeadExitAgent):
         super().__init__("draft", n_train, n_val, tolerance, hidden)
 
 
-__all__ = ["ExitHead", "HeadExitAgent", "SpecExitAgent", "calibrate", "features", "simulate"]
+__all__ = ["ExitHead", "HeadExitAgent", "SpecExitAgent", "calibrate", "features", "mlp_flops", "simulate"]
 
 
 # ----------------------------------------------------------------------------- speculative reasoning (DREAM-R)
