@@ -10,7 +10,11 @@ multiple-choice knapsack with one binary ``x[e, j]`` per expert ``e`` and offere
 GEMQ's cost is the second-order (empirical Fisher) estimate of the loss increase that the
 env reports for every (expert, width), comparable across layers, so the program is *global*;
 router fine-tuning follows every allocation; with ``rounds > 1`` the env re-estimates on the
-quantised model and the agent re-allocates (the progressive loop). The comparators (layer-wise,
+quantised model and the agent re-allocates (the progressive loop). In the env's group mode
+(``mode="group"``) the progressive loop is group by group: each step the program runs over the
+experts not yet set, with the budget the set ones leave, and the agent takes the next group's
+widths from its solution; the env then quantises that group, re-estimates on the model it
+leaves, and the next step solves again. The comparators (layer-wise,
 routing-frequency, uniform) are in :mod:`icmlgym.baselines.hardware`.
 """
 
@@ -24,7 +28,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from icmlgym.agents.protocol import BaseAgent
-from icmlgym.envs.hardware.moe_env import bits_to_action, expert_table
+from icmlgym.envs.hardware.moe_env import NEXT, SET, bits_to_action, expert_table
 
 IMPORTANCES = ("fisher", "output_error", "weight_error", "frequency")
 
@@ -62,6 +66,23 @@ def allocate_milp(cost: np.ndarray, sizes: Sequence[float], bit_widths: Sequence
     return [int(bits[j]) for j in choice]
 
 
+def group_of(obs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``(fixed, next_group)`` boolean masks over experts: in the full mode nothing is fixed and
+    the next group is every expert; in the group mode from ``obs["group_status"]``."""
+    n = len(expert_table(obs, "experts"))
+    if "group_status" not in obs:
+        return np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
+    status = np.asarray(obs["group_status"])
+    return status == SET, status == NEXT
+
+
+def group_action(obs: dict[str, Any], bits: Sequence[int], router_ft: bool) -> np.ndarray:
+    """The env's action for a full allocation ``bits``: all of it (full mode) or the next group's widths."""
+    _, nxt = group_of(obs)
+    widths = [int(b) for b in np.asarray(obs["bit_widths"])]
+    return bits_to_action([int(b) for b, n in zip(bits, nxt) if n], widths, router_ft)
+
+
 def importance_cost(obs: dict[str, Any], importance: str) -> np.ndarray:
     """The ``(E, B)`` cost an allocator minimises, from the observation."""
     if importance in ("fisher", "output_error", "weight_error"):
@@ -94,24 +115,31 @@ class MILPAllocator(BaseAgent):
         widths = [int(b) for b in np.asarray(obs["bit_widths"])]
         cap = float(np.asarray(obs["budget"])[0])
         cost = importance_cost(obs, self.importance)
-        if self.scope == "global":
-            return allocate_milp(cost, sizes, widths, cap * sizes.sum())
-        bits = [0] * len(sizes)
-        for li in np.unique(layer):
-            idx = np.flatnonzero(layer == li)
-            for e, b in zip(idx, allocate_milp(cost[idx], sizes[idx], widths, cap * sizes[idx].sum())):
+        # experts already set (group mode) keep their widths and use their share of the budget
+        fixed, _ = group_of(obs)
+        current = experts[:, 3].astype(int)
+        bits = [int(b) for b in current]
+        scopes = [np.ones(len(sizes), dtype=bool)] if self.scope == "global" else [layer == li for li in np.unique(layer)]
+        for m in scopes:
+            idx = np.flatnonzero(m & ~fixed)
+            if not len(idx):
+                continue
+            budget = cap * sizes[m].sum() - float(np.dot(sizes[m & fixed], current[m & fixed]))
+            for e, b in zip(idx, allocate_milp(cost[idx], sizes[idx], widths, budget)):
                 bits[int(e)] = b
         return bits
 
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
-        return bits_to_action(self.allocate(obs), [int(b) for b in np.asarray(obs["bit_widths"])], self.router_ft)
+        return group_action(obs, self.allocate(obs), self.router_ft)
 
 
 class GEMQAgent(MILPAllocator):
     """GEMQ: global program on the second-order loss estimate, router fine-tuning after each allocation.
 
     Each step re-reads the estimates (taken by the env on the current quantised model), so over
-    ``rounds > 1`` this is the progressive re-estimation and re-allocation loop.
+    ``rounds > 1`` this is the progressive re-estimation and re-allocation loop; in the env's
+    group mode it is the group-by-group refinement (re-solved over the experts not yet set
+    after each group is quantised and the routers fine-tuned).
     ``router_ft=False`` is the ablation "GEMQ without router fine-tuning".
     """
 
@@ -177,4 +205,5 @@ class DWPAgent(SampleWeighter):
         super().__init__(noisy="all", score="disagreement", mix=mix)
 
 
-__all__ = ["DWPAgent", "GEMQAgent", "IMPORTANCES", "MILPAllocator", "SampleWeighter", "allocate_milp", "importance_cost", "sample_table"]
+__all__ = ["DWPAgent", "GEMQAgent", "IMPORTANCES", "MILPAllocator", "SampleWeighter", "allocate_milp", "group_action", "group_of",
+           "importance_cost", "sample_table"]

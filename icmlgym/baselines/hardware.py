@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from icmlgym.agents.hardware import MILPAllocator, SampleWeighter
+from icmlgym.agents.hardware import MILPAllocator, SampleWeighter, group_action
 from icmlgym.agents.protocol import BaseAgent
-from icmlgym.envs.hardware.moe_env import bits_to_action, expert_table
+from icmlgym.envs.hardware.moe_env import expert_table
 
 
 class UniformBitsAgent(BaseAgent):
@@ -18,7 +18,7 @@ class UniformBitsAgent(BaseAgent):
         widths = [int(b) for b in np.asarray(obs["bit_widths"])]
         cap = float(np.asarray(obs["budget"])[0])
         fits = [b for b in widths if b <= cap + 1e-9]
-        return bits_to_action([max(fits)] * len(expert_table(obs, "experts")), widths, False)
+        return group_action(obs, [max(fits)] * len(expert_table(obs, "experts")), False)
 
 
 class LayerwiseAgent(MILPAllocator):

@@ -277,3 +277,104 @@ def test_unknown_backend_is_named():
 
     with pytest.raises(ValueError, match="backend must be 'rtn' .* or 'hqq' .*, got 'gptq'"):
         MoEQuantAllocEnv(backend="gptq")
+
+
+# ----------------------------------------------------------------------------- group mode (progressive "next group")
+@pytest.fixture(scope="module")
+def genv():
+    import icmlgym
+
+    e = icmlgym.make(ENV_ID, avg_bits=2.5, mode="group", n_calib=8, n_eval=8, router_ft_steps=2).unwrapped
+    yield e
+    e.close()
+
+
+def test_group_mode_passes_the_gymnasium_and_sb3_checkers(genv):
+    from gymnasium.utils.env_checker import check_env
+
+    assert genv.action_space.shape == (5,) and genv.n_groups == 2
+    check_env(genv, skip_render_check=True)
+    sb3 = pytest.importorskip("stable_baselines3.common.env_checker", reason="needs the [rl] extra (stable-baselines3)")
+    sb3.check_env(genv)
+
+
+def test_group_mode_sets_one_group_per_step_and_gemq_resolves_on_reestimates(genv):
+    """GEMQ group by group: the first step sets layer 0's experts only (layer 1 stays at the lowest
+    width), from the global program's solution over all experts; the second observation is
+    re-estimated on the model the first group left, and the program is solved again over the
+    experts not yet set with the budget the set ones leave."""
+    from icmlgym.agents.hardware import GEMQAgent, allocate_milp
+    from icmlgym.envs.hardware.moe_env import expert_table
+
+    agent = GEMQAgent()
+    obs0, info = genv.reset(seed=5)
+    assert list(obs0["group_status"]) == [1] * 4 + [2] * 4 and obs0["budget"][3] == 2
+    assert info["width_mask"].shape == (4, 4)
+    sizes = expert_table(obs0, "experts")[:, 1]
+    whole = allocate_milp(expert_table(obs0, "fisher"), sizes, genv.bit_widths, 2.5 * sizes.sum())
+    act = agent.act(obs0, info)
+    assert [genv.bit_widths[i] for i in act[:4]] == whole[:4] and act[-1] == 1
+    obs1, _, term, _, info = genv.step(act)
+    assert not term and list(obs1["group_status"]) == [0] * 4 + [1] * 4
+    assert list(expert_table(obs1, "experts")[:, 3]) == whole[:4] + [2] * 4
+    assert not np.allclose(obs0["fisher"], obs1["fisher"])
+    # second step: the program over layer 1 alone, with layer 0's widths fixed
+    fixed_bits = float(np.dot(sizes[:4], whole[:4]))
+    second = allocate_milp(expert_table(obs1, "fisher")[4:], sizes[4:], genv.bit_widths, 2.5 * sizes.sum() - fixed_bits)
+    act = agent.act(obs1, info)
+    assert [genv.bit_widths[i] for i in act[:4]] == second
+    _, _, term, _, info = genv.step(act)
+    m = info["metrics"]
+    assert term and m["router_ft_rounds"] == 2 and info["cost"]["quantisations"] == 2
+    assert m["avg_bits"] <= 2.5 + 1e-9 and m["refusals"] == 0
+
+
+def test_group_mode_refuses_an_over_cap_group_and_moves_on(genv):
+    """A group that puts the model over the cap is refused (penalty, widths unchanged, the
+    episode goes on to the next group); the width mask marks exactly the widths that fit."""
+    obs, info = genv.reset(seed=0)
+    mask = info["width_mask"]
+    assert mask[:, :3].all() and not mask[:, 3].any()  # one expert at 8 bits alone is over 2.5 average bits
+    _, reward, term, _, info = genv.step(np.array([3, 0, 0, 0, 1]))
+    assert reward == -genv.refusal_penalty and not term
+    assert info["refused"].startswith("group 0 (experts 0-3): allocation [8, 2, 2, 2, 2, 2, 2, 2] needs")
+    assert "over the memory cap" in info["refused"]
+    assert list(genv.qm.bits) == [2] * 8 and genv.ft_rounds == 0
+    # a width the mask allows is accepted
+    _, reward, term, _, info = genv.step(np.array([2, 0, 0, 0, 0]))
+    assert term and "refused" not in info and list(genv.qm.bits) == [2] * 4 + [4, 2, 2, 2]
+    assert info["metrics"]["refusals"] == 1
+
+
+def test_group_mode_accepts_every_sampled_action_and_runs_every_agent():
+    import icmlgym
+    from icmlgym.agents.hardware import GEMQAgent
+    from icmlgym.baselines.hardware import FrequencyAgent, LayerwiseAgent, UniformBitsAgent
+
+    env = icmlgym.make(ENV_ID, avg_bits=3.0, mode="group", experts_per_group=2, rounds=2, n_calib=8, n_eval=8,
+                       router_ft_steps=1).unwrapped
+    assert env.action_space.shape == (3,) and env.n_groups == 4
+    env.action_space.seed(0)
+    env.reset(seed=1)
+    for t in range(8):
+        _, reward, term, _, info = env.step(env.action_space.sample())
+        assert np.isfinite(reward) and term == (t == 7)
+    assert env.qm.memory_bytes() <= env.cap_bytes + 1e-6
+    for agent in (GEMQAgent(router_ft=False), LayerwiseAgent(), FrequencyAgent(), UniformBitsAgent()):
+        obs, info = env.reset(seed=1)
+        term = False
+        while not term:
+            obs, _, term, _, info = env.step(agent.act(obs, info))
+        assert info["metrics"]["refusals"] == 0 and info["metrics"]["avg_bits"] <= 3.0 + 1e-9, type(agent).__name__
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"mode": "layer"}, "mode must be 'full' (a width per expert each step) or 'group' (the next group's widths), got 'layer'"),
+    ({"mode": "group", "experts_per_group": 3}, "experts_per_group must divide the 8 experts, got 3"),
+    ({"mode": "group", "experts_per_group": 0}, "experts_per_group must be an integer >= 1 or None (one layer's experts), got 0"),
+])
+def test_bad_group_mode_arguments_are_named(kwargs, message):
+    from icmlgym.envs.hardware.moe_env import MoEQuantAllocEnv
+
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        MoEQuantAllocEnv(**kwargs)

@@ -6,7 +6,8 @@ realisations, deployed under mismatch, additive noise and PCM drift (:mod:`~icml
 
 ``icmlgym/MoEQuantAlloc-v0`` (:mod:`~icmlgym.envs.hardware.moe_env`): a bit-width per expert of
 the zoo's mixture-of-experts transformer under a memory cap, quantised for real (group-wise
-round-to-nearest, :mod:`~icmlgym.envs.hardware.quant`), with router fine-tuning.
+round-to-nearest, :mod:`~icmlgym.envs.hardware.quant`), with router fine-tuning; ``mode="group"``
+sets one group of experts per step (GEMQ's progressive "next group" action).
 docs/hardware.md has the models, the claims and the findings table.
 """
 
@@ -38,10 +39,11 @@ CARDS = [
         extra="hardware",
         tiers={
             "smoke": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "rounds": 1, "n_calib": 32, "n_eval": 64}, seeds=3),
-            "standard": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "rounds": 2, "n_calib": 64, "n_eval": 256,
-                                                     "router_ft_steps": 20}, seeds=5),
-            "full": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "rounds": 3, "n_calib": 128, "n_eval": 512,
-                                                 "router_ft_steps": 40}, seeds=10),
+            # standard / full: GEMQ's progressive loop group by group (one layer's experts per step), one / two passes
+            "standard": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "mode": "group", "rounds": 1, "n_calib": 64,
+                                                     "n_eval": 256, "router_ft_steps": 20}, seeds=5),
+            "full": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "mode": "group", "rounds": 2, "n_calib": 128,
+                                                 "n_eval": 512, "router_ft_steps": 40}, seeds=10),
         },
         resources=Resources(num_cpus=1, memory_mb=800),
         reference_agent="gemq",

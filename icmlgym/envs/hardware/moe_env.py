@@ -17,6 +17,10 @@ from icmlgym.nn.runtime import fixed_threads
 
 DEFAULT_BITS: tuple[int, ...] = (2, 3, 4, 8)
 EXPERT_COLUMNS: tuple[str, ...] = ("layer", "size", "routing_freq", "bits")
+MODES: tuple[str, ...] = ("full", "group")
+# obs["group_status"] in the group mode: the expert is set (its width counts as fixed), in the next group,
+# or not yet set in this episode (still at the lowest width)
+SET, NEXT, UNSET = 0.0, 1.0, 2.0
 _DATA_CACHE: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
 _DATA_CACHE_SIZE = 16
 
@@ -80,6 +84,17 @@ class MoEQuantAllocEnv(gym.Env):
     ``-refusal_penalty``, the current allocation stays); with ``strict=True`` it raises a
     ``ValueError`` naming the bytes and the cap.
 
+    **Group mode** (``mode="group"``, GEMQ's progressive "next group" action): the experts are
+    split into groups of ``experts_per_group`` consecutive experts (default: one layer's), set
+    one group per step, first to last, ``rounds`` passes. The action is
+    ``MultiDiscrete([B] * G + [2])``: a width index for each of the ``G`` experts of the next
+    group, then the router flag; the experts not yet set in the episode stay at the lowest
+    width. Every action is accepted: a group whose widths put the whole model over the cap is
+    refused like a full allocation (``-refusal_penalty``, the group keeps its widths, the
+    episode moves on to the next group; ``strict=True`` raises), and ``info["width_mask"]``
+    ``(G, B)`` marks, for each expert of the next group, the widths that fit with the rest of
+    its group at the lowest width (a mask a masking agent can use).
+
     ## Observation Space
     ``Dict`` of 1-D vectors (tables flattened row-major; :func:`expert_table` gives them
     back as 2-D): ``experts`` ``(E * 4,)`` (:data:`EXPERT_COLUMNS`: layer, weights, routing
@@ -91,7 +106,9 @@ class MoEQuantAllocEnv(gym.Env):
     the cap in average bits per expert weight, the current average bits, the bits per
     weight left under the cap, the rounds left; ``calibration`` ``(3,)``: the calibration
     loss of the current model, of the full-precision model, and the router shift (KL) on
-    the calibration tokens.
+    the calibration tokens. In the group mode also ``group_status`` ``(E,)``: per expert
+    0 = set (by an earlier step, or in an earlier pass), 1 = in the next group, 2 = not yet set
+    (at the lowest width); ``budget[3]`` is then the steps left.
 
     ## Rewards
     The decrease of the calibration-loss gap (current minus full precision) at each
@@ -107,14 +124,19 @@ class MoEQuantAllocEnv(gym.Env):
 
     ## Episode End
     Terminates after ``rounds`` steps (accepted or refused): ``rounds > 1`` is GEMQ's
-    progressive loop (each observation re-estimated on the current quantised model).
+    progressive loop (each observation re-estimated on the current quantised model). In the
+    group mode: after ``rounds`` passes over the groups (``rounds * n_groups`` steps), each
+    observation re-estimated on the model the earlier groups left.
 
     ## Arguments
     ``avg_bits`` (the cap, in average bits per expert weight; memory cap =
     that many bits per weight plus group metadata and biases), ``bit_widths`` (offered,
     1..8, distinct), ``group_size``, ``rounds``, ``router_ft_steps``, ``router_ft_lr``,
     ``n_calib``, ``n_eval``, ``data_seed``, ``data_pool``, ``strict``, ``refusal_penalty``,
-    ``backend`` (``rtn``, the default, or ``hqq``: HQQ's calibration-free quantiser, extra ``[quant]``).
+    ``backend`` (``rtn``, the default, or ``hqq``: HQQ's calibration-free quantiser, extra ``[quant]``),
+    ``mode`` (``full``, the default: a width per expert each step; ``group``: the next group's
+    widths each step), ``experts_per_group`` (group mode; default the experts of one layer;
+    must divide the number of experts).
 
     ## Metrics
     ``heldout_loss`` (primary, lower is better), ``heldout_accuracy`` (next token),
@@ -146,6 +168,8 @@ class MoEQuantAllocEnv(gym.Env):
         strict: bool = False,
         refusal_penalty: float = 1.0,
         backend: str = "rtn",
+        mode: str = "full",
+        experts_per_group: int | None = None,
     ) -> None:
         offered = [check_bits(b) for b in bit_widths]
         if not offered or len(set(offered)) != len(offered):
@@ -166,7 +190,12 @@ class MoEQuantAllocEnv(gym.Env):
             raise ValueError(f"data_seed must be >= 0 or None, got {data_seed!r}")
         if backend not in ("rtn", "hqq"):
             raise ValueError(f"backend must be 'rtn' (group-wise round-to-nearest) or 'hqq' (extra [quant]), got {backend!r}")
-        self.backend = backend
+        if mode not in MODES:
+            raise ValueError(f"mode must be 'full' (a width per expert each step) or 'group' (the next group's widths), got {mode!r}")
+        if experts_per_group is not None and (isinstance(experts_per_group, bool)
+                                              or not isinstance(experts_per_group, (int, np.integer)) or int(experts_per_group) < 1):
+            raise ValueError(f"experts_per_group must be an integer >= 1 or None (one layer's experts), got {experts_per_group!r}")
+        self.backend, self.mode = backend, mode
         self.avg_bits, self.group_size, self.rounds = float(avg_bits), int(group_size), int(rounds)
         self.router_ft_steps, self.router_ft_lr = int(router_ft_steps), float(router_ft_lr)
         self.n_calib, self.n_eval, self.data_pool = int(n_calib), int(n_eval), int(data_pool)
@@ -185,8 +214,15 @@ class MoEQuantAllocEnv(gym.Env):
         self.n_experts = E
         self.total_weights = int(self.qm.size.sum())
         self.cap_bytes = self._bytes_at(self.avg_bits)
-        self.action_space = spaces.MultiDiscrete([B] * E + [2])
-        self.observation_space = spaces.Dict({
+        per_layer = int(np.bincount(self.qm.layer).max())
+        G = per_layer if experts_per_group is None else int(experts_per_group)
+        if mode == "group" and E % G:
+            raise ValueError(f"experts_per_group must divide the {E} experts, got {G}")
+        self.experts_per_group = G if mode == "group" else E
+        self.n_groups = E // self.experts_per_group
+        self.n_steps = self.rounds * self.n_groups
+        self.action_space = spaces.MultiDiscrete([B] * self.experts_per_group + [2])
+        obs_spaces = {
             # 2-D tables flattened row-major (stable-baselines3's checker wants 1-D vectors); expert_table() unflattens
             "experts": spaces.Box(-1.0, np.inf, (E * len(EXPERT_COLUMNS),), np.float64),
             "weight_error": spaces.Box(0.0, np.inf, (E * B,), np.float64),
@@ -195,7 +231,10 @@ class MoEQuantAllocEnv(gym.Env):
             "bit_widths": spaces.Box(1.0, 8.0, (B,), np.float64),
             "budget": spaces.Box(-np.inf, np.inf, (4,), np.float64),
             "calibration": spaces.Box(0.0, np.inf, (3,), np.float64),
-        })
+        }
+        if mode == "group":
+            obs_spaces["group_status"] = spaces.Box(SET, UNSET, (E,), np.float64)
+        self.observation_space = spaces.Dict(obs_spaces)
         self._done = True
         self._started = False
 
@@ -248,10 +287,14 @@ class MoEQuantAllocEnv(gym.Env):
         self.gap0 = self.calib_loss - d["fp_calib"][0]
         self.gap = self.gap0
         self.round = 0
+        self.ever_set = np.zeros(self.n_experts, dtype=bool)
         self.refusals = 0
         self.ft_rounds = 0
         self._done, self._started = False, True
-        return self._obs(), {"cost": self._cost()}
+        info: dict[str, Any] = {"cost": self._cost()}
+        if self.mode == "group":
+            info["width_mask"] = self.width_mask()
+        return self._obs(), info
 
     def _measure(self) -> None:
         """Calibration loss, calibration router shift and error estimates of the current model."""
@@ -260,6 +303,25 @@ class MoEQuantAllocEnv(gym.Env):
         self.calib_shift = router_shift(self._d["calib_routing"], routing, self.top_k)[0]
         self.est: Estimates = self.qm.estimates(self.calib)
 
+    def _group(self) -> np.ndarray:
+        """Indices of the experts the next step sets (every expert in the full mode)."""
+        g = self.round % self.n_groups
+        return np.arange(g * self.experts_per_group, (g + 1) * self.experts_per_group)
+
+    def width_mask(self) -> np.ndarray:
+        """``(G, B)``: for each expert of the next group, the widths that fit the cap with the rest of
+        the group at the lowest width and every other expert at its current width."""
+        group = self._group()
+        base = self.qm.bits.copy()
+        base[group] = self.bit_widths[0]
+        mask = np.zeros((len(group), len(self.bit_widths)), dtype=bool)
+        for i, e in enumerate(group):
+            for j, b in enumerate(self.bit_widths):
+                bits = base.copy()
+                bits[e] = b
+                mask[i, j] = self.qm.memory_bytes(bits) <= self.cap_bytes + 1e-6
+        return mask
+
     def _cost(self) -> dict[str, float]:
         return {"quantisations": float(self.n_quant), "router_ft_steps": float(self.n_ft_steps)}
 
@@ -267,15 +329,21 @@ class MoEQuantAllocEnv(gym.Env):
         bits = self.qm.bits.astype(np.float64)
         used = float(np.dot(self.qm.size, bits)) / self.total_weights
         experts = np.stack([self.qm.layer.astype(np.float64), self.qm.size.astype(np.float64), self.est.freq, bits], axis=1)
-        return {
+        obs = {
             "experts": experts.reshape(-1),
             "weight_error": self.est.weight_error.astype(np.float64).reshape(-1),
             "output_error": self.est.output_error.astype(np.float64).reshape(-1),
             "fisher": np.maximum(self.est.fisher, 0.0).astype(np.float64).reshape(-1),
             "bit_widths": np.array(self.bit_widths, dtype=np.float64),
-            "budget": np.array([self.avg_bits, used, self.avg_bits - used, float(self.rounds - self.round)]),
+            "budget": np.array([self.avg_bits, used, self.avg_bits - used, float(self.n_steps - self.round)]),
             "calibration": np.array([self.calib_loss, self._d["fp_calib"][0], max(self.calib_shift, 0.0)]),
         }
+        if self.mode == "group":
+            status = np.where(self.ever_set, SET, UNSET)
+            if self.round < self.n_steps:
+                status[self._group()] = NEXT
+            obs["group_status"] = status
+        return obs
 
     def step(self, action):
         if not self._started:
@@ -284,8 +352,12 @@ class MoEQuantAllocEnv(gym.Env):
             raise RuntimeError("the episode has ended: call reset()")
         a = np.asarray(action)
         if a.shape != self.action_space.shape or not np.issubdtype(a.dtype, np.integer) or not self.action_space.contains(a.astype(np.int64)):
-            raise ValueError(f"action must be in {self.action_space} (a bit-width index per expert, then the router flag), got {action!r}")
-        bits = [self.bit_widths[int(i)] for i in a[:-1]]
+            what = "per expert" if self.mode == "full" else f"per expert of the next group of {self.experts_per_group}"
+            raise ValueError(f"action must be in {self.action_space} (a bit-width index {what}, then the router flag), got {action!r}")
+        group = self._group()
+        full = self.qm.bits.copy()
+        full[group] = [self.bit_widths[int(i)] for i in a[:-1]]
+        bits = [int(b) for b in full]
         ft = bool(a[-1])
         info: dict[str, Any] = {}
         try:
@@ -294,13 +366,14 @@ class MoEQuantAllocEnv(gym.Env):
         except ValueError as err:
             if self.strict:
                 raise
-            refused = str(err)
+            refused = str(err) if self.mode == "full" else f"group {self.round % self.n_groups} (experts {group[0]}-{group[-1]}): {err}"
         self.round += 1
         if refused is not None:
             self.refusals += 1
             reward = -self.refusal_penalty
             info["refused"] = refused
         else:
+            self.ever_set[group] = True
             with fixed_threads():
                 self.qm.apply(bits)
                 self.n_quant += 1
@@ -312,8 +385,12 @@ class MoEQuantAllocEnv(gym.Env):
             gap = self.calib_loss - self._d["fp_calib"][0]
             reward = self.gap - gap
             self.gap = gap
-        terminated = self.round >= self.rounds
+        if refused is not None:
+            self.ever_set[group] = True  # refused: the group keeps its widths and counts as set
+        terminated = self.round >= self.n_steps
         info["cost"] = self._cost()
+        if self.mode == "group" and not terminated:
+            info["width_mask"] = self.width_mask()
         if terminated:
             self._done = True
             info["metrics"] = self._metrics()
@@ -344,4 +421,4 @@ class MoEQuantAllocEnv(gym.Env):
         }
 
 
-__all__ = ["DEFAULT_BITS", "EXPERT_COLUMNS", "MoEQuantAllocEnv", "bits_to_action", "expert_table"]
+__all__ = ["DEFAULT_BITS", "EXPERT_COLUMNS", "MODES", "MoEQuantAllocEnv", "bits_to_action", "expert_table"]
