@@ -18,7 +18,8 @@ OPTIONAL = PYPROJECT["project"]["optional-dependencies"]
 # extras of pyproject that no family or core code checks with require_extra (with the reason)
 NOT_RUNTIME_EXTRAS = {"test": "the test suite's own tools", "all": "the union of the others"}
 # declared extras that [all] leaves out (with the reason)
-NOT_IN_ALL = {"minerl": "MineRL 0.4.4 cannot be built offline (its build downloads gradle and Minecraft)"}
+NOT_IN_ALL = {"minerl": "MineRL 0.4.4 cannot be built offline (its build downloads gradle and Minecraft)",
+              "cim": "aihwkit 1.1.0's metadata requires torchvision (and cmake, pybind11, mypy): it installs only with --no-deps"}
 
 
 def _name(requirement: str) -> str:

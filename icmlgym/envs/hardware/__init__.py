@@ -13,7 +13,7 @@ docs/hardware.md has the models, the claims and the findings table.
 
 from icmlgym.catalog import AgentInfo, Resources, TaskCard, Tier
 
-EXTRAS: dict[str, tuple[str, ...]] = {"hardware": ("torch", "scipy"), "quant": ("torch", "hqq")}
+EXTRAS: dict[str, tuple[str, ...]] = {"hardware": ("torch", "scipy"), "quant": ("torch", "hqq"), "cim": ("torch", "aihwkit")}
 PROVENANCE: tuple[str, ...] = ("torch", "scipy")
 
 GEMQ_PAPER = ("GEMQ: global expert-level mixed-precision quantisation of mixture-of-experts models with router "
@@ -84,6 +84,11 @@ SUITES = {
     "cim-data-types": [("icmlgym/CIMRobustTraining-v0", {"data": d}) for d in ("digits", "products", "signals")],
     # HQQ uniform (the baseline) = `moe-uniform` on the HQQ backend (extra [quant])
     "moe-backends": [("icmlgym/MoEQuantAlloc-v0", {"backend": b}) for b in ("rtn", "hqq")],
+    # extra [cim]: aihwkit-style hardware-aware training = `cim-noise-1` on the second entry (aihwkit's ADD_NORMAL
+    # weight modifier, std 0.1 of max|W|, its web-composer preset); the third deploys on aihwkit's PCM drift model
+    "cim-backends": [("icmlgym/CIMRobustTraining-v0", {}),
+                     ("icmlgym/CIMRobustTraining-v0", {"train_noise_type": "aihwkit", "train_noise": 0.1}),
+                     ("icmlgym/CIMRobustTraining-v0", {"backend": "aihwkit"})],
 }
 
 AGENTS = {

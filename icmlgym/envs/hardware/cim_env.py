@@ -19,6 +19,8 @@ SAMPLE_COLUMNS: tuple[str, ...] = ("clean_loss", "margin", "disagreement", "frac
 DEFAULT_MISMATCH: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7)
 DEFAULT_ADDITIVE: tuple[float, ...] = (0.02, 0.05, 0.1)
 DEFAULT_DRIFT: tuple[str, ...] = tuple(SECONDS)
+BACKENDS: tuple[str, ...] = ("ours", "aihwkit")  # the drift model of deployment
+TRAIN_NOISE_TYPES: tuple[str, ...] = ("mismatch", "aihwkit")  # the training realisations' noise
 _DATA: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]] = {}
 
 
@@ -93,7 +95,12 @@ class CIMRobustTrainingEnv(gym.Env):
     ``batch_size``, ``K`` (noise realisations per step), ``train_noise`` (the realisations'
     multiplicative mismatch), ``lr``, ``eval_realisations`` (per deployment condition),
     ``mismatch_levels``, ``additive_levels``, ``drift_times`` (names of
-    :data:`icmlgym.envs.hardware.cim.SECONDS`), ``model_seed``.
+    :data:`icmlgym.envs.hardware.cim.SECONDS`), ``model_seed``; ``backend`` (``ours``, the
+    default, or ``aihwkit``: the drift conditions on aihwkit's ``PCMLikeNoiseModel`` with its
+    global drift compensation, extra ``[cim]``); ``train_noise_type`` (``mismatch``, the
+    default, or ``aihwkit``: the K training realisations drawn by aihwkit's hardware-aware
+    training weight modifier, additive Gaussian ``train_noise * max|W|`` per layer, extra
+    ``[cim]``; :mod:`~icmlgym.envs.hardware.aihwkit_backend`).
 
     ## Metrics
     ``robust_accuracy`` (primary, higher is better), ``accuracy_clean``,
@@ -122,6 +129,8 @@ class CIMRobustTrainingEnv(gym.Env):
         additive_levels: Sequence[float] = DEFAULT_ADDITIVE,
         drift_times: Sequence[str] = DEFAULT_DRIFT,
         model_seed: int | None = None,
+        backend: str = "ours",
+        train_noise_type: str = "mismatch",
     ) -> None:
         for name, v in (("hidden", hidden), ("train_steps", train_steps), ("batch_size", batch_size), ("K", K),
                         ("eval_realisations", eval_realisations)):
@@ -138,6 +147,16 @@ class CIMRobustTrainingEnv(gym.Env):
         bad = [t for t in drift_times if t not in SECONDS]
         if not drift_times or bad:
             raise ValueError(f"drift_times must name times of {list(SECONDS)}, got {list(drift_times)}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be 'ours' (our PCM drift model) or 'aihwkit' (aihwkit's PCM model, extra [cim]), got {backend!r}")
+        if train_noise_type not in TRAIN_NOISE_TYPES:
+            raise ValueError(f"train_noise_type must be 'mismatch' (W * (1 + s * eps)) or 'aihwkit' (aihwkit's ADD_NORMAL weight "
+                             f"modifier, extra [cim]), got {train_noise_type!r}")
+        if "aihwkit" in (backend, train_noise_type):
+            from icmlgym.envs.hardware import aihwkit_backend
+
+            aihwkit_backend.require()
+        self.backend, self.train_noise_type = backend, train_noise_type
         self.x_train, self.y_train, self.x_test, self.y_test, self.n_classes = load_data(data)
         self.data = data
         self.hidden, self.train_steps, self.batch_size, self.K = int(hidden), int(train_steps), int(batch_size), int(K)
@@ -185,7 +204,13 @@ class CIMRobustTrainingEnv(gym.Env):
         """Draw the next minibatch and its K noise realisations, and the statistics the agent sees."""
         idx = torch.randint(0, len(self.y_train), (self.batch_size,), generator=self.gen)
         self.bx, self.by = self.x_train[idx], self.y_train[idx]
-        self.eps = [[torch.randn(w.shape, generator=self.gen) for w in self.weights] for _ in range(self.K)]
+        if self.train_noise_type == "mismatch":
+            self.eps = [[torch.randn(w.shape, generator=self.gen) for w in self.weights] for _ in range(self.K)]
+        else:  # aihwkit's ADD_NORMAL modifier, seeded from the run's generator
+            from icmlgym.envs.hardware.aihwkit_backend import hwa_noise
+
+            seeds = torch.randint(0, 2**31 - 1, (self.K,), generator=self.gen).tolist()
+            self.eps = [hwa_noise(self.weights, self.train_noise, s) for s in seeds]
         with torch.no_grad():
             clean = mlp_forward(self.bx, self.weights, self.biases)
             noisy = [mlp_forward(self.bx, self._noisy(r), self.biases) for r in range(self.K)]
@@ -201,6 +226,8 @@ class CIMRobustTrainingEnv(gym.Env):
         ], 1).double().numpy()
 
     def _noisy(self, r: int) -> list[torch.Tensor]:
+        if self.train_noise_type == "aihwkit":  # the modifier's additive noise, drawn at the batch's weights
+            return [w + n for w, n in zip(self.weights, self.eps[r])]
         return [w * (1 + self.train_noise * e) for w, e in zip(self.weights, self.eps[r])]
 
     def _cost(self) -> dict[str, float]:
@@ -279,11 +306,20 @@ class CIMRobustTrainingEnv(gym.Env):
             acc = float(np.mean([self._accuracy(additive(W, s, gen)) for _ in range(R)]))
             m[f"acc_additive_{round(100 * s)}"] = acc
             groups["additive"].append(acc)
-        for t in self.drift_times:
-            accs = []
-            for _ in range(R):
-                wt, scales = pcm_drift(W, SECONDS[t], gen)
-                accs.append(self._accuracy(wt, scales))
+        if self.backend == "aihwkit":
+            from icmlgym.envs.hardware.aihwkit_backend import pcm_drift_accuracy
+
+            seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
+            B = [b.detach() for b in self.biases]
+            per_time = pcm_drift_accuracy(W, B, self.x_test, self.y_test, [SECONDS[t] for t in self.drift_times], R, seed)
+        for i, t in enumerate(self.drift_times):
+            if self.backend == "aihwkit":
+                accs = per_time[i]
+            else:
+                accs = []
+                for _ in range(R):
+                    wt, scales = pcm_drift(W, SECONDS[t], gen)
+                    accs.append(self._accuracy(wt, scales))
             m[f"acc_drift_{t}"] = float(np.mean(accs))
             groups["drift"].append(m[f"acc_drift_{t}"])
         for k, v in groups.items():
@@ -297,4 +333,4 @@ class CIMRobustTrainingEnv(gym.Env):
         return m
 
 
-__all__ = ["DATA_TYPES", "SAMPLE_COLUMNS", "CIMRobustTrainingEnv", "load_data"]
+__all__ = ["BACKENDS", "DATA_TYPES", "SAMPLE_COLUMNS", "TRAIN_NOISE_TYPES", "CIMRobustTrainingEnv", "load_data"]
