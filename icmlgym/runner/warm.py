@@ -2,7 +2,7 @@
 
 Registers the catalog, imports the runner, fills the per-process provenance
 caches (CPU model, hardware, package versions, git commit, the parsed imports
-behind each run's code hash) and imports the
+behind each run's code hash), enters torch's FLOP counter once when torch is loaded, and imports the
 modules named in ``$ICMLGYM_WARM_MODULES`` (comma-separated: the envs' and agents'
 modules of the sweep, set by :func:`icmlgym.runner.worker.context`). A module
 that fails to import is skipped here; its worker imports it again and reports
@@ -33,6 +33,8 @@ def warm_up(modules: list[str]) -> list[str]:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - a missing extra must not take the fork server down
             failed.append(name)
+    if "torch" in sys.modules:  # a neural sweep: its first FLOP count imports torch._dynamo (seconds)
+        _warm_flop_counter()
     try:  # parse every loaded icmlgym module's imports once (each run's code hash walks them)
         from icmlgym.codehash import module_closure
 
@@ -40,6 +42,23 @@ def warm_up(modules: list[str]) -> list[str]:
     except Exception:  # noqa: BLE001 - a cold cache is only slower
         pass
     return failed
+
+
+def _warm_flop_counter() -> None:
+    """Enter torch's ``FlopCounterMode`` once, so that no worker pays its first entry.
+
+    Its first entry imports ``torch._dynamo``: about 1 s on a quiet core, 6-7 s at load 18,
+    once per worker process otherwise (``icmlgym.nn.train`` and ``icmlgym.nn.counters``
+    count every training run's FLOPs with it).
+    """
+    try:
+        import torch
+        from torch.utils.flop_counter import FlopCounterMode
+
+        with FlopCounterMode(display=False):
+            torch.ones(2, 2) @ torch.ones(2, 2)
+    except Exception:  # noqa: BLE001 - the workers still count, only slower
+        pass
 
 
 try:
