@@ -148,7 +148,7 @@ class ExitHead:
             loss = bce(out[:, 0], Y[idx]) + mse(torch.sigmoid(out[:, 1]), P[idx])
             loss.backward()
             value = float(loss.detach())
-            if value != value or value in (float("inf"), float("-inf")):
+            if not np.isfinite(value):
                 raise FloatingPointError(f"exit head training loss is {value} at step {step}")
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
             opt.step()
@@ -231,7 +231,7 @@ __all__ = ["ExitHead", "HeadExitAgent", "SpecExitAgent", "calibrate", "features"
 
 # ----------------------------------------------------------------------------- speculative reasoning (DREAM-R)
 
-ACCEPT, REJECT = 0, 1
+ACCEPT, REJECT, TOKEN = 0, 1, 2  # SpeculativeReasoning-v0's actions
 
 
 class TBVMAgent(BaseAgent):

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from icmlgym.agents.protocol import BaseAgent
-from icmlgym.agents.reasoning import CONTINUE, EXIT, PROBE, HeadExitAgent, calibrate
+from icmlgym.agents.reasoning import CONTINUE, EXIT, PROBE, TOKEN, HeadExitAgent, calibrate
 
 
 class NeverExitAgent(BaseAgent):
@@ -167,4 +167,19 @@ class SpecReasonAgent(BaseAgent):
         return 0 if score >= self.threshold else 1
 
 
-__all__ += ["AlwaysAcceptAgent", "AlwaysRejectAgent", "SpecReasonAgent"]
+class TokenSpeculativeAgent(BaseAgent):
+    """Token-level speculative decoding (lossless): verify every drafted step token by token.
+
+    The target's pass over the draft's step keeps the drafted tokens by rejection sampling and
+    resamples the first rejected one from the residual; the rest of the step follows in rounds of
+    4 draft tokens. The text is distributed exactly as the target's own sampling: the accuracy of
+    the target alone, at a speed-up that comes only from drafted tokens the target agrees with.
+    """
+
+    name = "token-speculative"
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        return TOKEN
+
+
+__all__ += ["AlwaysAcceptAgent", "AlwaysRejectAgent", "SpecReasonAgent", "TokenSpeculativeAgent"]

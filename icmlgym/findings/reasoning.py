@@ -2,9 +2,9 @@
 
 The independent unit is the run seed: it draws the exit head's initialisation and the
 evaluation episodes' problems and sampling (the same problems for every arm of a unit).
-Every arm runs at the smoke tier (4 problems per run, the shipped overthinking reasoner
-and draft, the head trained for 300 steps on 96 cached training traces and calibrated on
-64 validation traces). Length reduction and accuracy are paired inside each episode: the env
+Every arm runs 4 problems per run (``EPISODES``, at any tier; the smoke tier itself runs 2 for
+the benchmark's sake) at the smoke tier (the shipped overthinking reasoner and draft, the head
+trained for 300 steps on 96 cached training traces and calibrated on 64 validation traces). Length reduction and accuracy are paired inside each episode: the env
 decodes the never-exit continuation of the same prefix (``reference_*`` metrics).
 
 SpeculativeReasoning-v0's arms run at the smoke tier too (4 problems per run, sequential cost
@@ -23,15 +23,16 @@ E = "icmlgym/EarlyExit-v0"
 SOURCE = "SpecExit: accelerating large reasoning models by speculative exit (ICML 2026)"
 
 S = "icmlgym/SpeculativeReasoning-v0"
+EPISODES = 4  # problems per run, whatever the tier's (the smoke tier runs 2: the benchmark's cost)
 DREAM = "DREAM-R: aligned drafts and trust-based verification for speculative reasoning (ICML 2026)"
 
-TBVM = Arm("TBVM (every token's evidence twice the strongest alternative)", S, "tbvm")
-SPECREASON = Arm("SpecReason-style score threshold (geometric-mean probability >= 0.7)", S, "specreason")
-TBVM_SAPO = Arm("TBVM with the SAPO-aligned draft", S, "tbvm", env_kwargs={"draft": "sapo"})
-ACCEPT_ALL = Arm("always accept", S, "always-accept")
+TBVM = Arm("TBVM (every token's evidence twice the strongest alternative)", S, "tbvm", episodes=EPISODES)
+SPECREASON = Arm("SpecReason-style score threshold (geometric-mean probability >= 0.7)", S, "specreason", episodes=EPISODES)
+TBVM_SAPO = Arm("TBVM with the SAPO-aligned draft", S, "tbvm", env_kwargs={"draft": "sapo"}, episodes=EPISODES)
+ACCEPT_ALL = Arm("always accept", S, "always-accept", episodes=EPISODES)
 
-SPECEXIT = Arm("SpecExit (exit head on the draft's states)", E, "specexit")
-DEER = Arm("DEER (trial-answer confidence)", E, "deer")
+SPECEXIT = Arm("SpecExit (exit head on the draft's states)", E, "specexit", episodes=EPISODES)
+DEER = Arm("DEER (trial-answer confidence)", E, "deer", episodes=EPISODES)
 
 FINDINGS = [
     Finding(

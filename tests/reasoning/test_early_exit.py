@@ -103,3 +103,19 @@ def test_traces_label_every_boundary_and_refuse_the_test_split(env):
         assert tr["target_hidden"].any() and (tr["trial"][:, 0] == 1).all()
     again = env.traces(3, "val", seed=7)  # from the cache: the same arrays
     assert all(np.array_equal(a["draft_hidden"], b["draft_hidden"]) for a, b in zip(traces, again))
+
+
+def test_the_shipped_traces_are_the_current_codes():
+    """The agents' default traces ship with the package (a cold machine skips ~30 s of decoding per
+    build); they are keyed by the code and the weights, so an edit of the decoding code needs
+    ``ship_traces()`` again, or every cold run rebuilds them."""
+    from icmlgym.cache import Cache
+    from icmlgym.envs.reasoning.early_exit import DEFAULT_TRACES, SHIPPED_TRACES, traces_key
+
+    env = EarlyExitEnv()
+    for n, split, seed in DEFAULT_TRACES:
+        key = traces_key(env, n, split, seed)
+        shipped = Cache("reasoning", SHIPPED_TRACES).read_arrays(key)
+        assert shipped is not None, f"no shipped traces for {(n, split, seed)} under this code: run icmlgym.envs.reasoning.early_exit.ship_traces()"
+        assert len(shipped["final_correct"]) == n and shipped["problem"].max() == n - 1
+    assert len(list(SHIPPED_TRACES.glob("*.npz"))) == len(DEFAULT_TRACES)

@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -326,41 +327,39 @@ def _code_hash() -> str:
     return file_hash(*(importlib.util.find_spec(m).origin for m in mods))
 
 
+SHIPPED_TRACES = Path(__file__).parent / "traces"
+# the traces the shipped agents read (specexit, target-head, the calibrated baselines) at the
+# env's defaults: (n, split, seed)
+DEFAULT_TRACES: tuple[tuple[int, str, int], ...] = ((96, "train", 0), (64, "val", 1))
+
+
+def traces_key(env: Any, n: int, split: str, seed: int) -> str:
+    """The cache key of a trace set: the pair's weights, the decoding settings, the problems and the code."""
+    return content_key("exit-traces", env.pair.key, env.k, env.temperature, env.domains, env.levels, n, split, seed, _code_hash())
+
+
 def exit_traces(env: Any, n: int, split: str = "train", seed: int = 0) -> list[dict[str, np.ndarray]]:
-    """See :meth:`icmlgym.envs.reasoning.early_exit.EarlyExitEnv.traces`."""
+    """See :meth:`icmlgym.envs.reasoning.early_exit.EarlyExitEnv.traces`.
+
+    Looked up in the shared cache, then among the traces shipped with the package
+    (``icmlgym/envs/reasoning/traces/``, :data:`DEFAULT_TRACES` at the defaults: built once by
+    :func:`ship_traces`, used only while the key matches, so a change of code or weights builds
+    afresh), else built (about 30 s of one core for the defaults) and cached.
+    """
     if n < 1:
         raise ValueError(f"n (traces) must be >= 1, got {n}")
     if split == "test":
         raise ValueError("traces come from the train or val split; the test split is what the env evaluates on")
-    key = content_key("exit-traces", env.pair.key, env.k, env.temperature, env.domains, env.levels, n, split, seed, _code_hash())
+    key = traces_key(env, n, split, seed)
     cache = Cache("reasoning")
     hit = cache.read_arrays(key)
+    if hit is None:
+        hit = Cache("reasoning", SHIPPED_TRACES).read_arrays(key)
     if hit is None:
         with cache.lock(key):
             hit = cache.read_arrays(key)
             if hit is None:
-                sim = EarlyExitEnv(k=env.k, temperature=env.temperature, length_cost=env.length_cost, split=split,
-                                   domains=env.domains, levels=env.levels, reference=False, model_pair=env.pair)
-                rows: dict[str, list[Any]] = {f: [] for f in _FIELDS}
-                problem, final_tokens, final_correct = [], [], []
-                for i in range(n):
-                    sim.reset(seed=int(seed) * 1_000_003 + i)
-                    done = False
-                    while not done:
-                        sim.step(READ_TARGET)
-                        obs, _, _, _, _ = sim.step(PROBE)
-                        answer = sim._prev_trial
-                        for f in ("draft_hidden", "target_hidden", "stats", "trial"):
-                            rows[f].append(obs[f])
-                        rows["exit_correct"].append(float(answer == sim.problem.answer))
-                        rows["tokens"].append(float(sim._dec.generated))
-                        problem.append(i)
-                        _, _, done, _, info = sim.step(CONTINUE)
-                    final_tokens.append(info["metrics"]["generated_tokens"])
-                    final_correct.append(info["metrics"]["accuracy"])
-                hit = {f: np.asarray(v, np.float32) for f, v in rows.items()}
-                hit.update(problem=np.asarray(problem), final_tokens=np.asarray(final_tokens, np.float32),
-                           final_correct=np.asarray(final_correct, np.float32))
+                hit = _build_traces(env, n, split, seed)
                 cache.write_arrays(key, hit)
     out = []
     for i in range(n):
@@ -371,5 +370,48 @@ def exit_traces(env: Any, n: int, split: str = "train", seed: int = 0) -> list[d
     return out
 
 
+def _build_traces(env: Any, n: int, split: str, seed: int) -> dict[str, np.ndarray]:
+    sim = EarlyExitEnv(k=env.k, temperature=env.temperature, length_cost=env.length_cost, split=split,
+                       domains=env.domains, levels=env.levels, reference=False, model_pair=env.pair)
+    rows: dict[str, list[Any]] = {f: [] for f in _FIELDS}
+    problem, final_tokens, final_correct = [], [], []
+    for i in range(n):
+        sim.reset(seed=int(seed) * 1_000_003 + i)
+        done = False
+        while not done:
+            sim.step(READ_TARGET)
+            obs, _, _, _, _ = sim.step(PROBE)
+            answer = sim._prev_trial
+            for f in ("draft_hidden", "target_hidden", "stats", "trial"):
+                rows[f].append(obs[f])
+            rows["exit_correct"].append(float(answer == sim.problem.answer))
+            rows["tokens"].append(float(sim._dec.generated))
+            problem.append(i)
+            _, _, done, _, info = sim.step(CONTINUE)
+        final_tokens.append(info["metrics"]["generated_tokens"])
+        final_correct.append(info["metrics"]["accuracy"])
+    hit = {f: np.asarray(v, np.float32) for f, v in rows.items()}
+    hit.update(problem=np.asarray(problem), final_tokens=np.asarray(final_tokens, np.float32),
+               final_correct=np.asarray(final_correct, np.float32))
+    return hit
 
-__all__ = ["CONTINUE", "EXIT", "EarlyExitEnv", "PROBE", "READ_TARGET", "exit_traces"]
+
+def ship_traces() -> list[Path]:
+    """Build (or read from the cache) :data:`DEFAULT_TRACES` for the default env and write them into the package.
+
+    Run after changing the decoding code or the pair (``python -c "from icmlgym.envs.reasoning.early_exit
+    import ship_traces; ship_traces()"``); stale files are removed.
+    """
+    env = EarlyExitEnv()
+    keys = []
+    for n, split, seed in DEFAULT_TRACES:
+        exit_traces(env, n, split, seed)
+        keys.append(traces_key(env, n, split, seed))
+    shipped = Cache("reasoning", SHIPPED_TRACES)
+    for old in SHIPPED_TRACES.glob("*.npz"):
+        if old.stem not in keys:
+            old.unlink()
+    return [shipped.write_arrays(k, Cache("reasoning").read_arrays(k)) for k in keys]
+
+
+__all__ = ["CONTINUE", "DEFAULT_TRACES", "EXIT", "EarlyExitEnv", "PROBE", "READ_TARGET", "exit_traces", "ship_traces", "traces_key"]

@@ -35,12 +35,23 @@ class ModelPair:
 
 
 DRAFTS: tuple[str, ...] = ("base", "sapo")
+# SAPO's RL budget on the pair the envs use: "smoke" is the shipped member (150 steps of 16 lines);
+# "standard" is the member's standard budget (600 steps of 32 lines, 6000 prefixes) on the same
+# smoke-size pair, "standard-half" its steps at the smoke batch (half its samples); both are
+# trained and cached on first use
+SAPO_BUDGETS: dict[str, dict[str, Any] | None] = {
+    "smoke": None,
+    "standard": {"steps": 600, "batch_size": 32, "n_prefixes": 6000},
+    "standard-half": {"steps": 600, "batch_size": 16, "n_prefixes": 6000},
+}
 
 
-def zoo_pair(size: str = "smoke", overthink: float = 0.5, device: str = "cpu", draft: str = "base") -> ModelPair:
+def zoo_pair(size: str = "smoke", overthink: float = 0.5, device: str = "cpu", draft: str = "base",
+             sapo_budget: str = "smoke") -> ModelPair:
     """The zoo's overthinking reasoner and draft (``overthink`` other than the shipped 0.5 trains new entries).
 
-    ``draft="sapo"``: the draft after SAPO's policy-gradient alignment to its target (:mod:`icmlgym.zoo.sapo`).
+    ``draft="sapo"``: the draft after SAPO's policy-gradient alignment to its target (:mod:`icmlgym.zoo.sapo`),
+    with the RL budget ``sapo_budget`` (:data:`SAPO_BUDGETS`).
     """
     from icmlgym.zoo import overthink as _members  # noqa: F401  (registers the members)
     from icmlgym.zoo.registry import load
@@ -49,6 +60,8 @@ def zoo_pair(size: str = "smoke", overthink: float = 0.5, device: str = "cpu", d
         raise ValueError(f"overthink is a probability in [0, 1], got {overthink}")
     if draft not in DRAFTS:
         raise ValueError(f"draft must be one of {DRAFTS}, got {draft!r}")
+    if sapo_budget not in SAPO_BUDGETS:
+        raise ValueError(f"sapo_budget must be one of {tuple(SAPO_BUDGETS)}, got {sapo_budget!r}")
     if draft == "sapo" and overthink != 0.5:
         raise ValueError("the SAPO draft is built on the overthink = 0.5 pair only")
     over = None if overthink == 0.5 else {"overthink": float(overthink)}
@@ -56,7 +69,7 @@ def zoo_pair(size: str = "smoke", overthink: float = 0.5, device: str = "cpu", d
     if draft == "sapo":
         from icmlgym.zoo import sapo as _sapo  # noqa: F401  (registers the member)
 
-        d = load("reasoner-overthink-draft-sapo", size, device=device)
+        d = load("reasoner-overthink-draft-sapo", size, overrides=SAPO_BUDGETS[sapo_budget], device=device)
     else:
         d = load("reasoner-overthink-draft", size, overrides=over, device=device)
     tok = t.tokenizer
@@ -95,4 +108,4 @@ def line_tokens(tok: CharTokenizer) -> dict[str, Any]:
     return {"newline": tok.stoi["\n"], "eos": tok.eos_id, "answer": tok.encode("A:")}
 
 
-__all__ = ["DRAFTS", "ModelPair", "tok_of", "draw_problem", "line_tokens", "validate_problems", "zoo_pair"]
+__all__ = ["DRAFTS", "SAPO_BUDGETS", "ModelPair", "tok_of", "draw_problem", "line_tokens", "validate_problems", "zoo_pair"]

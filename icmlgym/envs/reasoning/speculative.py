@@ -104,6 +104,22 @@ class Counters:
         return dict(self.__dict__)
 
 
+@dataclass
+class Scored:
+    """The target's one pass over ``pending + proposals``: what it saw before and what it computed."""
+
+    base: int  # the target's cache length before the pass
+    n_pending: int  # pending tokens the pass processed before the proposals
+    first: torch.Tensor  # next-token logits before the pass
+    first_hidden: torch.Tensor | None
+    logits: torch.Tensor  # per processed position
+    states: torch.Tensor
+
+    def before(self, i: int) -> torch.Tensor:
+        """The target's next-token logits before proposal ``i`` (``i = len(proposals)``: after all of them)."""
+        return self.first if self.n_pending == 0 and i == 0 else self.logits[self.n_pending - 1 + i]
+
+
 class SpeculativeDecoder:
     """Speculative decoding of one sequence with a target and a draft GPT sharing a tokenizer.
 
@@ -145,6 +161,7 @@ class SpeculativeDecoder:
             self.draft.feed(list(prompt))
             self.counters.draft_forwards += 1
         self.line_entropies: list[float] = []  # draft entropy at each proposal of the current line
+        self.last_accepted = 0  # proposals the last verification kept
         self.stop_at_newline = True
 
     # ------------------------------------------------------------------ state
@@ -188,7 +205,7 @@ class SpeculativeDecoder:
         return [t]
 
     def _speculative_round(self, k: int) -> list[int]:
-        d, t = self.draft, self.target
+        d = self.draft
         proposals: list[int] = []
         qs: list[np.ndarray] = []
         for _ in range(k):
@@ -201,18 +218,38 @@ class SpeculativeDecoder:
             proposals.append(x)
             qs.append(q)
             d.pending = [x]
-        # the target scores its pending tokens and all proposals in one pass
+        return self.verify(proposals, qs)
+
+    def verify(self, proposals: list[int], qs: list[np.ndarray]) -> list[int]:
+        """The target scores ``proposals`` in one pass and keeps a prefix by rejection sampling (lossless).
+
+        The draft must have sampled ``proposals`` from the distributions ``qs`` (at this decoder's
+        temperature), processing all of them but the last (its pending token), as
+        :meth:`decode_line`'s rounds and SpeculativeReasoning-v0's drafted steps do. Returns the
+        kept tokens (see :meth:`resolve`); the caller appends them to ``tokens``.
+        """
+        return self.resolve(self.score(proposals), proposals, qs)
+
+    def score(self, proposals: list[int]) -> "Scored":
+        """The target's one pass over its pending tokens and ``proposals`` (counted), before any decision."""
+        t = self.target
         base, n_pending, first, first_hidden = t.cache.length, len(t.pending), t.logits, t.hidden
         logits, states = t.feed(proposals)
         self.counters.target_forwards += 1
-        self.counters.target_tokens += n_pending + k
+        self.counters.target_tokens += n_pending + len(proposals)
+        return Scored(base, n_pending, first, first_hidden, logits, states)
+
+    def resolve(self, scored: "Scored", proposals: list[int], qs: list[np.ndarray]) -> list[int]:
+        """Rejection sampling of scored proposals: the accepted prefix, then the correction (a sample of
+        ``norm(max(0, p - q))``) at the first rejection, or a bonus token from the target when all are
+        kept and the last is not a stop token. Both caches are cut back to the kept tokens."""
+        t = self.target
+        k = len(proposals)
         self.counters.proposed += k
-        # the target's distribution before proposal i (i = k: after all of them)
-        before = [first if n_pending == 0 and i == 0 else logits[n_pending - 1 + i] for i in range(k + 1)]
         out: list[int] = []
         n_acc = 0
         for i, x in enumerate(proposals):
-            p = next_token_probs(before[i], self.temperature)
+            p = next_token_probs(scored.before(i), self.temperature)
             if self.temperature == 0:
                 keep = bool(p[x] == 1.0)
             else:
@@ -227,11 +264,12 @@ class SpeculativeDecoder:
             out.append(_sample(resid / resid.sum() if resid.sum() > 0 else p, self.rng))
             break
         else:
-            out.append(_sample(next_token_probs(before[k], self.temperature), self.rng))
+            out.append(_sample(next_token_probs(scored.before(k), self.temperature), self.rng))
         self.counters.accepted += n_acc
-        self._settle(base, n_pending, proposals, out, n_acc, logits, states)
-        if n_pending + n_acc == 0:  # nothing the target processed is kept: its state is the one before the pass
-            t.logits, t.hidden = first, first_hidden
+        self.last_accepted = n_acc
+        self._settle(scored.base, scored.n_pending, proposals, out, n_acc, scored.logits, scored.states)
+        if scored.n_pending + n_acc == 0:  # nothing the target processed is kept: its state is the one before the pass
+            t.logits, t.hidden = scored.first, scored.first_hidden
         return out
 
     def _settle(self, base: int, n_pending: int, proposals: list[int], out: list[int], n_acc: int,
@@ -327,4 +365,4 @@ class SpeculativeDecoder:
         return toks, probs, passes
 
 
-__all__ = ["Counters", "ModelState", "SpeculativeDecoder", "entropy", "next_token_probs"]
+__all__ = ["Counters", "ModelState", "Scored", "SpeculativeDecoder", "entropy", "next_token_probs"]
