@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
+from icmlgym.baselines.draws import UniformBlocks
 
 
 class RandomAgent(BaseAgent):
@@ -39,6 +40,7 @@ class DiscreteValueAgent(BaseAgent):
         self.sums = np.zeros(self.n)
         self.t = 0
         self._untried = self.n  # actions never played (their count is 0)
+        self._ties = UniformBlocks([self.np_random])  # tie-break uniforms, drawn a block at a time
 
     def update(self, obs, action, reward, next_obs, terminated, truncated, info) -> None:
         a = int(action) - self.start
@@ -53,7 +55,7 @@ class DiscreteValueAgent(BaseAgent):
         return int((self.counts == 0).argmax()) if self._untried else None
 
     def _argmax(self, values: np.ndarray) -> int:
-        """The index of the maximum; ties broken uniformly with the agent's generator."""
+        """The index of the maximum; ties broken uniformly by the next tie-break uniform of the agent's generator."""
         i = int(values.argmax())
         if self.n <= 32:  # Python list ops beat numpy's per-call overhead on short vectors
             vals = values.tolist()
@@ -62,7 +64,7 @@ class DiscreteValueAgent(BaseAgent):
         elif np.count_nonzero(values == values[i]) == 1:
             return i
         ties = np.flatnonzero(values == values[i])
-        return int(ties[self.np_random.integers(0, len(ties))])  # the draw rng.choice(ties) makes, without its overhead
+        return int(ties[int(self._ties.take() * len(ties))])  # = draws.pick_ties, which the vector twins use
 
 
 class EpsilonGreedyAgent(DiscreteValueAgent):

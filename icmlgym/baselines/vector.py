@@ -3,8 +3,9 @@
 Each class plays N seeds of its single agent in lock step and reproduces it seed by
 seed, bit for bit (see :mod:`icmlgym.agents.vector`): the arithmetic is the single
 agent's, elementwise over a ``(N, n_actions)`` array, and every random draw of seed
-``i`` comes from ``rngs[i]`` in the single agent's order (a Python loop over the seeds
-only where the single agent draws: ties, exploration, Beta samples).
+``i`` comes from ``rngs[i]`` in the single agent's order. Tie-breaks and Beta samples
+come from per-seed blocks (:mod:`icmlgym.baselines.draws`) shared with the single
+agents; epsilon-greedy's exploration still loops over the seeds.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import VectorBaseAgent
+from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, pick_ties
 
 _BLOCK = 1024  # uniform action indices drawn per generator call (the same stream as one call per step)
 
@@ -66,6 +68,7 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         self.t = 0
         self._rows = np.arange(self.num)
         self._any_untried = True
+        self._ties = UniformBlocks(self.rngs)
 
     def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
         a = np.asarray(actions) - self.start
@@ -85,21 +88,16 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         return rows, zero.argmax(axis=1)
 
     def _argmax(self, values: np.ndarray, seeds: np.ndarray | None = None) -> np.ndarray:
-        """Row-wise argmax; a tied row draws among its maxima from its seed's generator (as the single agent).
+        """Row-wise argmax; a tied row picks among its maxima with its seed's next tie-break uniform (as the single agent).
 
         ``seeds``: the seed index of each row of ``values`` (default: row ``i`` is seed ``i``)."""
         best = values.argmax(axis=1)
         top = values[np.arange(len(values)), best]
         eq = values == top[:, None]
-        counts = np.count_nonzero(eq, axis=1)
-        tied = np.flatnonzero(counts > 1)
+        tied = np.flatnonzero(np.count_nonzero(eq, axis=1) > 1)
         if len(tied):
-            _, cols = np.nonzero(eq[tied])  # the maxima of every tied row, row after row, ascending
-            starts = np.cumsum(counts[tied]) - counts[tied]
-            for j, n, start in zip(tied.tolist(), counts[tied].tolist(), starts.tolist()):
-                rng = self.rngs[j if seeds is None else int(seeds[j])]
-                # rng.choice(maxima) draws rng.integers(0, len(maxima)): the same draw, without choice's overhead
-                best[j] = cols[start + int(rng.integers(0, n))]
+            u = self._ties.take_rows(tied if seeds is None else np.asarray(seeds)[tied])
+            best[tied] = pick_ties(eq[tied], u)
         return best
 
 
@@ -131,7 +129,7 @@ class VectorEpsilonGreedyAgent(_VectorDiscreteValueAgent):
             b = int(best[i])
             if np.count_nonzero(row == top[i]) > 1:
                 ties = np.flatnonzero(row == top[i])
-                b = int(ties[rng.integers(0, len(ties))])  # = rng.choice(ties)
+                b = int(ties[int(self._ties.take(i) * len(ties))])
             out[i] = b
         return out + self.start
 
@@ -170,11 +168,19 @@ class VectorBernoulliThompsonAgent(_VectorDiscreteValueAgent):
             raise ValueError(f"alpha and beta must be positive, got {alpha}, {beta}")
         self.alpha, self.beta = alpha, beta
 
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        self._beta = BetaBlocks(self.rngs, self.n)
+        self._beta.set_shapes(np.full((self.num, self.n), self.alpha + 0.0), np.full((self.num, self.n), self.beta + 0.0))
+
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
-        a = self.alpha + self.sums
-        b = self.beta + (self.counts - self.sums)
-        draws = np.stack([rng.beta(a[i], b[i]) for i, rng in enumerate(self.rngs)])
-        return draws.argmax(axis=1) + self.start
+        return self._beta.sample().argmax(axis=1) + self.start
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        super().update(obs, actions, rewards, next_obs, terminated, truncated, info)
+        a = np.asarray(actions) - self.start
+        wins, pulls = self.sums[self._rows, a], self.counts[self._rows, a]
+        self._beta.set_arms(a, self.alpha + wins, self.beta + (pulls - wins))
 
 
 __all__ = ["VectorBernoulliThompsonAgent", "VectorEpsilonGreedyAgent", "VectorRandomAgent", "VectorUCB1Agent"]

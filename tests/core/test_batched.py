@@ -33,8 +33,15 @@ def comparable(record) -> dict:
         {"horizon": 200, "means": [0.5, 0.5, 0.2]},
     ],
 )
-def test_batched_records_equal_single_runs(agent: str, env_kwargs: dict) -> None:
+def test_batched_records_equal_single_runs(agent: str, env_kwargs: dict, monkeypatch) -> None:
+    from icmlgym.runner import batched as batched_module
+
     single = icmlgym.run("icmlgym/Bandit-v0", agent, seeds=SEEDS, env_kwargs=env_kwargs, episodes=2)
+
+    def no_fallback(task):
+        raise AssertionError(f"the batch fell back to a single run: {task}")
+
+    monkeypatch.setattr(batched_module, "execute", no_fallback)  # the records below must come from the vector path
     batched = icmlgym.run("icmlgym/Bandit-v0", agent, seeds=SEEDS, env_kwargs=env_kwargs, episodes=2, batch_seeds=True)
     assert [r.seed for r in batched] == [r.seed for r in single]
     assert all(r.status == "ok" for r in batched), [r.error for r in batched]
@@ -42,6 +49,19 @@ def test_batched_records_equal_single_runs(agent: str, env_kwargs: dict) -> None
         assert comparable(b) == comparable(s)
     # the seeds really differ from one another (a batch that repeated one seed would not)
     assert len({r.episodes[0].metrics["pseudo_regret"] for r in batched}) > 1
+
+
+def test_thompson_with_small_priors_batched_equals_single_runs(monkeypatch) -> None:
+    # priors below 1 take the boosted Gamma path (G(s + 1) * U**(1/s)) until the arms are pulled
+    from icmlgym.runner import batched as batched_module
+
+    tasks = make_tasks("icmlgym/Bandit-v0", "bandit-thompson", seeds=SEEDS[:4], env_kwargs={"horizon": 150},
+                       agent_kwargs={"alpha": 0.3, "beta": 0.7}, episodes=2)
+    single = [batched_module.execute(t) for t in tasks]
+    monkeypatch.setattr(batched_module, "execute", lambda task: pytest.fail(f"fell back to a single run: {task}"))
+    records = batched_module.execute_batch(tasks)
+    assert all(r.status == "ok" for r in single + records), [r.error for r in single + records]
+    assert [comparable(r) for r in records] == [comparable(r) for r in single]
 
 
 def test_batched_on_the_process_executor_equals_single_runs() -> None:

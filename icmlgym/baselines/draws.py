@@ -1,0 +1,205 @@
+"""Random draws in per-seed blocks, shared by the Discrete baselines and their vector twins.
+
+A batched run (:mod:`icmlgym.agents.vector`) must consume each seed's generator exactly
+as that seed's single run does. When a single agent makes one generator call per step
+(a tie-break, a vector of Beta samples), its twin has to loop over the seeds every step,
+and the loop costs more than the arithmetic it feeds. So both draw their randomness in
+blocks, per seed, at the same steps: a block of uniforms (tie-breaks) or of normals and
+uniforms (Beta samples) every few hundred steps, and turn them into the draws they need
+with array arithmetic that is the same elementwise for one seed and for N. Single agent
+and twin share the classes below (the single agent is a batch of one), so their records
+are bit for bit equal (``tests/core/test_batched.py``).
+
+- :class:`UniformBlocks`: uniforms in [0, 1) for tie-breaks, taken only when needed.
+  A uniform choice among ``n`` maxima is ``int(u * n)``; its probabilities differ from
+  ``1/n`` by less than ``n / 2**53``.
+- :class:`BetaBlocks`: Beta(a, b) vectors as ``G_a / (G_a + G_b)``, each Gamma variate by
+  Marsaglia & Tsang's (2000) rejection method from a block of normals and uniforms:
+  two candidates (a normal and a uniform each) per variate per step, and a scalar
+  continuation from the seed's generator for a variate whose candidates are both
+  rejected (about 2e-3 of them at shape 1, fewer at larger shapes).
+  Shapes below 1 use ``G(s) = G(s + 1) * U**(1/s)``, with uniforms drawn at that step. Every variate is
+  an exact Gamma draw (rejection from i.i.d. candidates, whatever their number).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+TIE_BLOCK = 256  # uniforms per refill of a tie-break block
+ATTEMPTS = 2  # Marsaglia-Tsang candidates per Gamma variate per step (both rejected: ~2e-3 at shape 1, less above)
+_BETA_BLOCK_NUMBERS = 1 << 12  # normals per refill of a Beta block, over all arms and steps of the block
+_SQUEEZE = 0.0331
+_THIRD = 1.0 / 3.0
+
+
+class UniformBlocks:
+    """One block of uniforms per generator; ``take(i)`` / ``take_rows(rows)`` consume them in order."""
+
+    def __init__(self, rngs: Sequence[np.random.Generator], block: int = TIE_BLOCK) -> None:
+        self.rngs = list(rngs)
+        self.block = int(block)
+        self.buf = np.empty((len(self.rngs), self.block))
+        self.pos = np.full(len(self.rngs), self.block, dtype=np.int64)  # empty: refilled on first use
+
+    def _refill(self, i: int) -> None:
+        self.buf[i] = self.rngs[i].random(self.block)
+        self.pos[i] = 0
+
+    def take(self, i: int = 0) -> float:
+        """The next uniform of generator ``i`` (a block drawn from it when the last one is used up)."""
+        if self.pos[i] >= self.block:
+            self._refill(i)
+        u = float(self.buf[i, self.pos[i]])
+        self.pos[i] += 1
+        return u
+
+    def take_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The next uniform of each generator in ``rows`` (distinct indices), as one array."""
+        for i in rows[self.pos[rows] >= self.block].tolist():
+            self._refill(i)
+        u = self.buf[rows, self.pos[rows]]
+        self.pos[rows] += 1
+        return u
+
+
+def pick_ties(eq: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row-wise: the ``int(u * n)``-th True of each row of ``eq`` (``n`` its Trues), as column indices."""
+    n = np.count_nonzero(eq, axis=1)
+    r = (u * n).astype(np.int64) + 1
+    return (eq & (np.cumsum(eq, axis=1) == r[:, None])).argmax(axis=1)
+
+
+def beta_block_steps(n_arms: int) -> int:
+    """Steps per Beta block for ``n_arms`` arms (the same for a single run and a batch)."""
+    return max(1, _BETA_BLOCK_NUMBERS // (2 * ATTEMPTS * int(n_arms)))
+
+
+def _shape_constants(s: float) -> tuple[float, float]:
+    """Marsaglia-Tsang's ``d`` and ``c`` for shape ``s`` (shapes below 1 are boosted by one)."""
+    d = (s + 1.0 if s < 1.0 else s) - _THIRD
+    return d, 1.0 / math.sqrt(9.0 * d)
+
+
+def _gamma_scalar(rng: np.random.Generator, d: float, c: float) -> float:
+    """Marsaglia-Tsang continued from ``rng`` one candidate at a time (the rare all-rejected variate)."""
+    while True:
+        x = float(rng.standard_normal())
+        t = 1.0 + c * x
+        if t <= 0.0:
+            continue
+        v = t * t * t
+        u = float(rng.random())
+        x2 = x * x
+        if u < 1.0 - _SQUEEZE * (x2 * x2) or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
+            return d * v
+
+
+class BetaBlocks:
+    """Beta(a, b) vectors for N generators at once, from per-generator blocks (see the module docstring).
+
+    Set the shapes with :meth:`set_shapes` (all) or :meth:`set_arm` (one generator's arm,
+    after a pull), then :meth:`sample` draws one Beta vector per generator."""
+
+    def __init__(self, rngs: Sequence[np.random.Generator], n_arms: int) -> None:
+        self.rngs = list(rngs)
+        self.k = int(n_arms)
+        self.steps = beta_block_steps(self.k)
+        n, m = len(self.rngs), 2 * int(n_arms)
+        # steps first, so that one step's numbers for all generators are contiguous
+        self.normals = np.empty((self.steps, n, m, ATTEMPTS))
+        self.uniforms = np.empty((self.steps, n, m, ATTEMPTS))
+        self.squeeze = np.empty((self.steps, n, m, ATTEMPTS), dtype=bool)
+        self.pos = self.steps
+        self.shapes = np.ones((n, m))  # columns: the k "a" shapes, then the k "b" shapes
+        self.d = np.empty((n, m))
+        self.c = np.empty((n, m))
+        self._d3, self._c3 = self.d[..., None], self.c[..., None]
+        self._any_small = False
+
+    def set_shapes(self, a: np.ndarray, b: np.ndarray) -> None:
+        """All shapes: ``a``, ``b`` of shape ``(N, n_arms)``."""
+        s = np.concatenate([a, b], axis=1).astype(np.float64)
+        if not (s > 0).all():
+            raise ValueError(f"Beta shapes must be positive, got a={np.asarray(a).tolist()}, b={np.asarray(b).tolist()}")
+        small = s < 1.0
+        self._any_small = self._any_small or bool(small.any())
+        self.shapes[:] = s
+        self.d[:] = np.where(small, s + 1.0, s) - _THIRD
+        self.c[:] = 1.0 / np.sqrt(9.0 * self.d)
+
+    def set_arm(self, i: int, j: int, a: float, b: float) -> None:
+        """Generator ``i``'s shapes of arm ``j`` (the values :meth:`set_shapes` would give them)."""
+        for col, s in ((j, float(a)), (j + self.k, float(b))):
+            if not s > 0:
+                raise ValueError(f"Beta shapes must be positive, got {s} for arm {j}")
+            self._any_small = self._any_small or s < 1.0
+            self.shapes[i, col] = s
+            self.d[i, col], self.c[i, col] = _shape_constants(s)
+
+    def set_arms(self, arms: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Every generator's shapes of one arm each: generator ``i``'s arm ``arms[i]`` gets ``a[i]``, ``b[i]``."""
+        s = np.concatenate([a, b]).astype(np.float64, copy=False)
+        if not (s > 0).all():
+            raise ValueError(f"Beta shapes must be positive, got {s.tolist()}")
+        n, m = self.shapes.shape
+        flat = np.arange(0, n * m, m) + arms
+        flat = np.concatenate([flat, flat + self.k])  # the "a" then the "b" column of each generator
+        small = s < 1.0
+        if small.any():
+            self._any_small = True
+            d = np.where(small, s + 1.0, s) - _THIRD
+        else:
+            d = s - _THIRD
+        self.shapes.ravel()[flat] = s
+        self.d.ravel()[flat] = d
+        self.c.ravel()[flat] = 1.0 / np.sqrt(9.0 * d)
+
+    def _refill(self) -> None:
+        shape = (self.steps, 2 * self.k, ATTEMPTS)
+        for i, rng in enumerate(self.rngs):  # per generator: normals, then uniforms
+            self.normals[:, i] = rng.standard_normal(shape)
+            self.uniforms[:, i] = rng.random(shape)
+        x2 = self.normals * self.normals
+        np.less(self.uniforms, 1.0 - _SQUEEZE * (x2 * x2), out=self.squeeze)  # u < 1 - 0.0331 x^4: accepted
+        self.pos = 0
+
+    def sample(self) -> np.ndarray:
+        """One Beta(a[i, j], b[i, j]) draw per generator ``i`` and arm ``j``, as an ``(N, n_arms)`` array."""
+        if self.pos >= self.steps:
+            self._refill()
+        p = self.pos
+        self.pos += 1
+        x = self.normals[p]
+        t = self._c3 * x
+        t += 1.0
+        v = t * t
+        v *= t
+        positive = t > 0.0
+        ok = positive & self.squeeze[p]
+        rest = np.flatnonzero(positive ^ ok)  # positive candidates the squeeze did not accept: the log test
+        if len(rest):
+            vr = v.ravel()[rest]
+            xr = x.ravel()[rest]
+            dr = self.d.ravel()[rest // ATTEMPTS]
+            ok.ravel()[rest] = np.log(self.uniforms[p].ravel()[rest]) < 0.5 * (xr * xr) + dr * (1.0 - vr + np.log(vr))
+        first = ok[..., 0]
+        g = np.where(first, v[..., 0], v[..., 1])  # the first accepted of the ATTEMPTS = 2 candidates
+        g *= self.d
+        found = first | ok[..., 1]
+        if not found.all():
+            for i, j in zip(*(m.tolist() for m in np.nonzero(~found))):  # generator by generator, arm by arm
+                g[i, j] = _gamma_scalar(self.rngs[i], float(self.d[i, j]), float(self.c[i, j]))
+        if self._any_small:  # G(s) = G(s + 1) * U**(1/s), one uniform per small shape, generator by generator
+            small = self.shapes < 1.0
+            for i in np.flatnonzero(small.any(axis=1)).tolist():
+                cols = np.flatnonzero(small[i])
+                g[i, cols] *= np.power(self.rngs[i].random(len(cols)), 1.0 / self.shapes[i, cols])
+        ga = g[:, : self.k]
+        return ga / (ga + g[:, self.k :])
+
+
+__all__ = ["ATTEMPTS", "BetaBlocks", "TIE_BLOCK", "UniformBlocks", "beta_block_steps", "pick_ties"]

@@ -1,0 +1,88 @@
+"""Block draws of the Discrete baselines (icmlgym.baselines.draws): exact distributions, one stream per seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from icmlgym.baselines import draws
+from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, pick_ties
+
+
+def _beta_samples(a: float, b: float, n: int, seed: int = 0) -> np.ndarray:
+    """``n`` Beta(a, b) draws through BetaBlocks (one generator, ten arms of the same shapes)."""
+    blocks = BetaBlocks([np.random.default_rng(seed)], 10)
+    blocks.set_shapes(np.full((1, 10), a), np.full((1, 10), b))
+    return np.concatenate([blocks.sample()[0] for _ in range(n // 10)])
+
+
+@pytest.mark.parametrize("a,b", [(1.0, 1.0), (2.5, 7.0), (300.0, 700.0), (0.3, 0.5), (1.0, 40.0)])
+def test_beta_samples_follow_the_beta_distribution(a: float, b: float) -> None:
+    x = _beta_samples(a, b, 20_000)
+    assert np.isfinite(x).all() and (x >= 0).all() and (x <= 1).all()
+    assert stats.kstest(x, stats.beta(a, b).cdf).pvalue > 1e-3
+    assert abs(x.mean() - a / (a + b)) < 4 * stats.beta(a, b).std() / np.sqrt(len(x))
+
+
+def test_all_rejected_variates_continue_from_the_generator(monkeypatch) -> None:
+    # shape 1 rejects both block candidates of about 0.2% of variates: the scalar continuation must run,
+    # and the samples stay Beta(1, 1)
+    calls = []
+    scalar = draws._gamma_scalar
+    monkeypatch.setattr(draws, "_gamma_scalar", lambda rng, d, c: calls.append(d) or scalar(rng, d, c))
+    x = _beta_samples(1.0, 1.0, 20_000, seed=1)
+    assert len(calls) > 10
+    assert stats.kstest(x, "uniform").pvalue > 1e-3
+
+
+def test_a_batch_draws_what_each_generator_draws_alone() -> None:
+    seeds = list(range(40))
+    rng = np.random.default_rng(123)
+    a0, b0 = rng.uniform(0.2, 3.0, (40, 6)), rng.uniform(0.2, 3.0, (40, 6))
+    batch = BetaBlocks([np.random.default_rng(s) for s in seeds], 6)
+    batch.set_shapes(a0, b0)
+    alone = []
+    for i, s in enumerate(seeds):
+        one = BetaBlocks([np.random.default_rng(s)], 6)
+        one.set_shapes(a0[i : i + 1], b0[i : i + 1])
+        alone.append(one)
+    for step in range(300):  # crosses several block refills
+        got = batch.sample()
+        arms = rng.integers(0, 6, 40)
+        a, b = rng.uniform(0.5, 50.0, 40), rng.uniform(0.5, 50.0, 40)
+        for i, one in enumerate(alone):
+            np.testing.assert_array_equal(got[i], one.sample()[0], err_msg=f"seed {seeds[i]}, step {step}")
+            one.set_arm(0, int(arms[i]), a[i], b[i])
+        batch.set_arms(arms, a, b)
+    # the generators end in the same state: every draw (blocks, continuations, boosts) was the same
+    for i, one in enumerate(alone):
+        assert one.rngs[0].bit_generator.state == batch.rngs[i].bit_generator.state
+
+
+def test_bad_shapes_are_refused() -> None:
+    blocks = BetaBlocks([np.random.default_rng(0)], 2)
+    with pytest.raises(ValueError, match="positive"):
+        blocks.set_shapes(np.array([[1.0, 0.0]]), np.ones((1, 2)))
+    with pytest.raises(ValueError, match="positive"):
+        blocks.set_arm(0, 1, 1.0, -2.0)
+
+
+def test_tie_picks_match_the_single_agents_indexing() -> None:
+    rng = np.random.default_rng(5)
+    eq = rng.random((500, 7)) < 0.5
+    eq[np.arange(500), rng.integers(0, 7, 500)] = True  # every row has a maximum
+    u = rng.random(500)
+    got = pick_ties(eq, u)
+    for row, uu, g in zip(eq, u, got):
+        ties = np.flatnonzero(row)
+        assert g == ties[int(uu * len(ties))]
+
+
+def test_uniform_blocks_are_the_generators_stream() -> None:
+    blocks = UniformBlocks([np.random.default_rng(s) for s in (3, 4)], block=8)
+    first = [blocks.take(0) for _ in range(20)]
+    assert first == np.random.default_rng(3).random(24)[:20].tolist()
+    rows = np.array([1])
+    got = np.concatenate([blocks.take_rows(rows) for _ in range(10)])
+    np.testing.assert_array_equal(got, np.random.default_rng(4).random(16)[:10])
