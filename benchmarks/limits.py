@@ -78,6 +78,25 @@ def ratio_stats(ours: list[float], limit: list[float]) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------------- bandit
+def _plain_beta_blocks(rng: np.random.Generator, k: int, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thompson's block of Marsaglia-Tsang candidates (two per Gamma variate per step), as the agent draws it."""
+    x = rng.standard_normal((steps, 2 * k, 2))
+    u = rng.random((steps, 2 * k, 2))
+    return x, u, u < 1.0 - 0.0331 * (x * x) ** 2
+
+
+def _plain_gamma(rng: np.random.Generator, d: float, c: float) -> float:
+    while True:
+        x = float(rng.standard_normal())
+        t = 1.0 + c * x
+        if t <= 0.0:
+            continue
+        v = t * t * t
+        u = float(rng.random())
+        if u < 1.0 - 0.0331 * (x * x) * (x * x) or math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
+            return d * v
+
+
 def _plain_bandit(agent: str, means: np.ndarray, horizon: int, env_seed: int, agent_seed: int) -> float:
     """A plain numpy Bernoulli bandit loop with the agent's logic and its random streams."""
     from gymnasium.utils import seeding
@@ -91,6 +110,11 @@ def _plain_bandit(agent: str, means: np.ndarray, horizon: int, env_seed: int, ag
     best = means.max()
     if agent == "random":
         space_rng = np.random.default_rng(int(rng.integers(2**31 - 1)))
+    ties: list[float] = []  # UCB1's tie-break uniforms, 256 at a time
+    steps = max(1, 4096 // (4 * k))  # Thompson's block: the steps per refill the agent uses
+    d = np.full(2 * k, 2.0 / 3.0)  # Marsaglia-Tsang's d = shape - 1/3 and c = 1 / sqrt(9 d), Beta(1, 1) priors
+    c = 1.0 / np.sqrt(9.0 * d)
+    pos = steps
     for t in range(horizon):
         if agent == "random":
             a = int(space_rng.integers(k))
@@ -100,13 +124,32 @@ def _plain_bandit(agent: str, means: np.ndarray, horizon: int, env_seed: int, ag
             else:
                 v = sums / counts + np.sqrt(2.0 * np.log(t) / counts)
                 a = int(v.argmax())
-                if np.count_nonzero(v == v[a]) > 1:  # ties: a uniform draw among them, as the agent does
-                    a = int(rng.choice(np.flatnonzero(v == v[a])))
-        else:  # bandit-thompson
-            a = int(np.argmax(rng.beta(1.0 + sums, 1.0 + (counts - sums))))
+                if np.count_nonzero(v == v[a]) > 1:  # ties: the next block uniform picks one, as the agent does
+                    if not ties:
+                        ties = rng.random(256).tolist()[::-1]
+                    tied = np.flatnonzero(v == v[a])
+                    a = int(tied[int(ties.pop() * len(tied))])
+        else:  # bandit-thompson: Beta samples from blocks of Marsaglia-Tsang candidates
+            if pos == steps:
+                xs, us, sq = _plain_beta_blocks(rng, k, steps)
+                pos = 0
+            x, u = xs[pos], us[pos]
+            tt = 1.0 + c[:, None] * x
+            v = tt * tt * tt
+            with np.errstate(invalid="ignore"):
+                ok = (tt > 0) & (sq[pos] | (np.log(u) < 0.5 * x * x + d[:, None] * (1.0 - v + np.log(v))))
+            pos += 1
+            g = d * np.where(ok[:, 0], v[:, 0], v[:, 1])
+            for j in np.flatnonzero(~(ok[:, 0] | ok[:, 1])):
+                g[j] = _plain_gamma(rng, d[j], c[j])
+            a = int(np.argmax(g[:k] / (g[:k] + g[k:])))
         r = float(env_rng.random() < means[a])
         counts[a] += 1
         sums[a] += r
+        if agent == "bandit-thompson":
+            for j, s in ((a, 1.0 + sums[a]), (a + k, 1.0 + counts[a] - sums[a])):
+                d[j] = s - 1.0 / 3.0
+                c[j] = 1.0 / math.sqrt(9.0 * d[j])
         regret += best - means[a]
     return regret
 

@@ -67,13 +67,14 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         self.sums = np.zeros((self.num, self.n))
         self.t = 0
         self._rows = np.arange(self.num)
+        self._offsets = self._rows * self.n  # row starts in the flattened (N, n) arrays
         self._any_untried = True
         self._ties = UniformBlocks(self.rngs)
 
     def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
-        a = np.asarray(actions) - self.start
-        self.counts[self._rows, a] += 1
-        self.sums[self._rows, a] += np.asarray(rewards, dtype=np.float64)
+        flat = self._offsets + (np.asarray(actions) - self.start)
+        self.counts.ravel()[flat] += 1
+        self.sums.ravel()[flat] += np.asarray(rewards, dtype=np.float64)
         self.t += 1
 
     def _untried(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -92,8 +93,7 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
 
         ``seeds``: the seed index of each row of ``values`` (default: row ``i`` is seed ``i``)."""
         best = values.argmax(axis=1)
-        top = values[np.arange(len(values)), best]
-        eq = values == top[:, None]
+        eq = values == values.max(axis=1)[:, None]  # max is the value at argmax (NaN rows: no ties, as the single agent)
         tied = np.flatnonzero(np.count_nonzero(eq, axis=1) > 1)
         if len(tied):
             u = self._ties.take_rows(tied if seeds is None else np.asarray(seeds)[tied])
@@ -145,14 +145,16 @@ class VectorUCB1Agent(_VectorDiscreteValueAgent):
 
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
         untried = self._untried()
-        if untried is not None and untried[0].all():
+        if untried is None:  # every arm played in every row: no zero counts
+            values = self.sums / self.counts
+            values += self.c * np.sqrt(2.0 * np.log(self.t) / self.counts)
+            return self._argmax(values) + self.start
+        if untried[0].all():
             return untried[1] + self.start
         with np.errstate(invalid="ignore", divide="ignore"):
             means = self.sums / self.counts
             bonus = self.c * np.sqrt(2.0 * np.log(self.t) / self.counts)
         values = means + bonus
-        if untried is None:
-            return self._argmax(values) + self.start
         out = untried[1].copy()
         done = ~untried[0]
         out[done] = self._argmax(values[done], np.flatnonzero(done))
