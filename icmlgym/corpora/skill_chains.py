@@ -23,7 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from icmlgym.corpora.skills import BOS, DELIM, LENGTH, N_SYMBOLS, NOP, SEP, Batch, apply, strings
+from icmlgym.corpora.skills import (
+    BOS,
+    DELIM,
+    LENGTH,
+    N_SYMBOLS,
+    NOP,
+    SEP,
+    Batch,
+    apply,
+    strings,
+)
 
 MAPS: tuple[str, ...] = ("shift1", "shift2", "shift3", "shift5")
 PERMS: tuple[str, ...] = ("rot1", "rot2", "reverse", "swap")
@@ -107,7 +117,30 @@ def batch(rng: np.random.Generator, tasks: list[Task], tokens: np.ndarray | None
 
 
 __all__ = [
-    "BOS", "CHAINS", "DELIM", "DEMO_LEN", "LENGTH", "MAPS", "NEW_MAPS", "NEW_PERMS", "NOP", "N_SLOTS", "N_SYMBOLS",
-    "PERMS", "PROMPT_LEN", "P_EMPTY", "SEP", "SEQ_LEN", "SKILL_TOKENS", "SLOT_KINDS", "Task", "VOCAB_SIZE",
-    "all_tasks", "batch", "kind", "sample_tasks", "slot_tokens", "target",
+    "BOS",
+    "CHAINS",
+    "DELIM",
+    "DEMO_LEN",
+    "LENGTH",
+    "MAPS",
+    "NEW_MAPS",
+    "NEW_PERMS",
+    "NOP",
+    "N_SLOTS",
+    "N_SYMBOLS",
+    "PERMS",
+    "PROMPT_LEN",
+    "P_EMPTY",
+    "SEP",
+    "SEQ_LEN",
+    "SKILL_TOKENS",
+    "SLOT_KINDS",
+    "VOCAB_SIZE",
+    "Task",
+    "all_tasks",
+    "batch",
+    "kind",
+    "sample_tasks",
+    "slot_tokens",
+    "target",
 ]
