@@ -106,8 +106,7 @@ CONFIGS = {
 
 
 def _register() -> None:
-    if NAME in registry._MEMBERS:
-        return
+    # runs once, on the module's first import (registering a taken name raises)
     registry.register(registry.Member(
         name=NAME,
         kind="language-model",

@@ -79,6 +79,8 @@ Version History:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -99,6 +101,25 @@ NEW_SKILLS: tuple[str, ...] = sk.NEW_MAPS + sk.NEW_PERMS
 _MODELS: dict[tuple[str, int], FrozenSkillModel] = {}
 
 
+@dataclass(frozen=True)
+class SkillLibrary:
+    """What the env needs of a pre-training library: its held-out skills, the old skills of each
+    kind with their tokens, the vocabulary's names (symbols, ``BOS SEP DELIM NOP``, map tokens,
+    permutation tokens, in that order) and the ``NOP`` id."""
+
+    new_skills: tuple[str, ...]
+    maps: tuple[str, ...]
+    perms: tuple[str, ...]
+    skill_tokens: Mapping[str, int]
+    token_names: tuple[str, ...]
+    kind: Callable[[str], str]
+    nop: int
+    n_symbols: int
+
+
+LIBRARY = SkillLibrary(NEW_SKILLS, sk.OLD_MAPS, sk.OLD_PERMS, sk.SKILL_TOKENS, sk.TOKEN_NAMES, sk.kind, sk.NOP, sk.N_SYMBOLS)
+
+
 def frozen_model(size: str = "smoke", seed: int = 0) -> FrozenSkillModel:
     """The pre-trained skill model (zoo cache or shipped weights), loaded once per process."""
     key = (size, int(seed))
@@ -114,6 +135,7 @@ class SkillNeologismEnv(gym.Env):
     """Optimise new token embeddings (or a baseline's prefix, weights, demonstrations) for unseen skills of a frozen model."""
 
     metadata = {"render_modes": []}
+    library: SkillLibrary = LIBRARY
 
     def __init__(
         self,
@@ -130,11 +152,12 @@ class SkillNeologismEnv(gym.Env):
         names = (new_skills,) if isinstance(new_skills, str) else tuple(new_skills)
         if not 1 <= len(names) <= 2:
             raise ValueError(f"new_skills must name one or two skills, got {names!r}")
+        lib = self.library
         for n in names:
-            if n not in NEW_SKILLS:
-                hint = " (it has a token already: new skills are the held-out ones)" if n in sk.SKILL_TOKENS else ""
-                raise ValueError(f"unknown new skill {n!r}{hint}; new skills: {NEW_SKILLS}")
-        if len(names) == 2 and {sk.kind(n) for n in names} != {"map", "perm"}:
+            if n not in lib.new_skills:
+                hint = " (it has a token already: new skills are the held-out ones)" if n in lib.skill_tokens else ""
+                raise ValueError(f"unknown new skill {n!r}{hint}; new skills: {lib.new_skills}")
+        if len(names) == 2 and {lib.kind(n) for n in names} != {"map", "perm"}:
             raise ValueError(f"two new skills must be one map and one permutation (they compose), got {names!r}")
         for arg, v, lo in (("n_steps", n_steps, 1), ("batch_size", batch_size, 1), ("eval_size", eval_size, 1), ("final_size", final_size, 1)):
             if int(v) < lo:
@@ -147,7 +170,7 @@ class SkillNeologismEnv(gym.Env):
         self.n_new = len(names)
         self.n_steps, self.batch_size, self.eval_size, self.final_size = int(n_steps), int(batch_size), int(eval_size), int(final_size)
         self.max_demos, self.bound = int(max_demos), float(bound)
-        self.model = frozen_model(model_size, model_seed)
+        self.model = self._load_model(model_size, model_seed)
         d, n_params = self.model.d, self.model.n_params
         box = lambda shape: spaces.Box(-self.bound, self.bound, shape=shape, dtype=np.float32)  # noqa: E731
         self.action_space = spaces.Dict({
@@ -160,6 +183,18 @@ class SkillNeologismEnv(gym.Env):
         self.observation_space = spaces.Box(0.0, 1.0, shape=(1 + 2 * self.n_new,), dtype=np.float32)
         self._tok = {n: self.model.vocab_size + i for i, n in enumerate(names)}
         self._t: int | None = None
+
+    # -- the library (a subclass on another library overrides these) -----------------------
+    def _load_model(self, size: str, seed: int) -> FrozenSkillModel:
+        return frozen_model(size, seed)
+
+    def _build(self, rng: np.random.Generator, slots: list, n: int, demos: int) -> Prompts:
+        """``n`` prompts per slot filling (as :meth:`_slot` gives them)."""
+        return build_prompts(rng, slots, n, demos, self.n_new)
+
+    def _old_prompts(self, rng: np.random.Generator, n: int) -> Prompts:
+        """The retention set: every pre-trained task (no new token, no demonstration), ``n // 8`` prompts each."""
+        return self._build(rng, [self._slot(m_, p_, ()) for m_, p_ in sk.old_combos()], max(1, n // 8), 0)
 
     # -- prompts -------------------------------------------------------------------------
     def _slot(self, map_skill: str | None, perm_skill: str | None, use: tuple[str, ...]):
@@ -176,26 +211,26 @@ class SkillNeologismEnv(gym.Env):
         return (tok(map_skill), tok(perm_skill), (map_skill, perm_skill), involved)
 
     def _alone(self, name: str):
-        return self._slot(name, None, (name,)) if sk.kind(name) == "map" else self._slot(None, name, (name,))
+        return self._slot(name, None, (name,)) if self.library.kind(name) == "map" else self._slot(None, name, (name,))
 
     def _new_prompts(self, n: int, demos: int) -> Prompts:
-        return build_prompts(self.np_random, [self._alone(s) for s in self.new_skills], n, demos, self.n_new)
+        return self._build(self.np_random, [self._alone(s) for s in self.new_skills], n, demos)
 
     # -- gym API --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         self._t = 0
         self._cost = {"backward_passes": 0, "gradient_prompts": 0, "eval_prompts": 0, "context_tokens": 0}
-        m = self.model
-        kinds = ["symbol"] * sk.N_SYMBOLS + ["special"] * 4 + ["map"] * len(sk.OLD_MAPS) + ["perm"] * len(sk.OLD_PERMS)
+        m, lib = self.model, self.library
+        kinds = ["symbol"] * lib.n_symbols + ["special"] * 4 + ["map"] * len(lib.maps) + ["perm"] * len(lib.perms)
         info = {
             "vocabulary": {
-                "names": list(sk.TOKEN_NAMES),
+                "names": list(lib.token_names),
                 "kinds": kinds,
                 "embeddings": m.params["gpt.wte.weight"].numpy().copy(),
-                "nop": sk.NOP,
+                "nop": lib.nop,
             },
-            "new_skills": [{"name": n, "kind": sk.kind(n), "token": self._tok[n]} for n in self.new_skills],
+            "new_skills": [{"name": n, "kind": lib.kind(n), "token": self._tok[n]} for n in self.new_skills],
             "parameters": [{"name": k, "shape": list(s), "offset": o} for k, s, o in m.layout],
             "n_params": m.n_params,
             "max_demos": self.max_demos,
@@ -299,7 +334,7 @@ class SkillNeologismEnv(gym.Env):
 
         def acc(slots, with_demos: bool = True) -> np.ndarray:
             d = demos if with_demos else 0
-            p = build_prompts(rng, slots, n, d, self.n_new)
+            p = self._build(rng, slots, n, d)
             self._count(p, d, "eval_prompts")
             return self.model.scores(p, rows, use_prefix, delta)
 
@@ -308,25 +343,24 @@ class SkillNeologismEnv(gym.Env):
         out["new_skill_accuracy"] = float(np.mean([s["exact"].mean() for s in alone]))
         out["new_skill_likelihood"] = float(np.mean([np.exp(s["loglik"].mean()) for s in alone]))
         # retention: every pre-trained task (no new token, no prefix, no demonstrations)
-        combos = sk.old_combos()
-        per = max(1, n // 8)
-        old_prompts = build_prompts(rng, [self._slot(m_, p_, ()) for m_, p_ in combos], per, 0, self.n_new)
+        old_prompts = self._old_prompts(rng, n)
         self._count(old_prompts, 0, "eval_prompts")
         old = self.model.scores(old_prompts, rows, None, delta)["exact"].mean()
         base = old if delta is None else self.model.scores(old_prompts, rows, None, None)["exact"].mean()
         out["old_skill_accuracy"], out["base_old_accuracy"], out["forgetting"] = float(old), float(base), float(base - old)
         comp = []
+        kind = self.library.kind
         for s in self.new_skills:
-            partners = sk.OLD_PERMS if sk.kind(s) == "map" else sk.OLD_MAPS
-            slots = [self._slot(s, q, (s,)) if sk.kind(s) == "map" else self._slot(q, s, (s,)) for q in partners]
-            comp.append(build_prompts(rng, slots, max(1, n // len(partners)), demos, self.n_new))
+            partners = self.library.perms if kind(s) == "map" else self.library.maps
+            slots = [self._slot(s, q, (s,)) if kind(s) == "map" else self._slot(q, s, (s,)) for q in partners]
+            comp.append(self._build(rng, slots, max(1, n // len(partners)), demos))
         comp_scores = [self.model.scores(c, rows, use_prefix, delta)["exact"].mean() for c in comp]
         for c in comp:
             self._count(c, demos, "eval_prompts")
         out["composition_accuracy"] = float(np.mean(comp_scores))
         if self.n_new == 2:
-            mp = next(s for s in self.new_skills if sk.kind(s) == "map")
-            pm = next(s for s in self.new_skills if sk.kind(s) == "perm")
+            mp = next(s for s in self.new_skills if kind(s) == "map")
+            pm = next(s for s in self.new_skills if kind(s) == "perm")
             both = acc([self._slot(mp, pm, (mp, pm))])["exact"].mean()
             map_only = acc([self._slot(mp, pm, (mp,))])["exact"].mean()
             perm_only = acc([self._slot(mp, pm, (pm,))])["exact"].mean()
@@ -337,4 +371,4 @@ class SkillNeologismEnv(gym.Env):
         return out
 
 
-__all__ = ["NEW_SKILLS", "SkillNeologismEnv", "frozen_model"]
+__all__ = ["LIBRARY", "NEW_SKILLS", "SkillLibrary", "SkillNeologismEnv", "frozen_model"]
