@@ -61,6 +61,9 @@ def findings(
             console.print(f"[bold]{f.id}[/] ({f.family}, unit: {f.unit}, declared: {f.expected}): {f.comparison} on {f.measure.describe()}")
         return
     units = _units(seeds, seed_list)
+    elsewhere = [f.id for f in chosen if tier not in f.tiers]
+    if elsewhere:
+        console.print(f"not declared at the {tier} tier (skipped): {', '.join(elsewhere)}")
     import icmlgym
 
     try:

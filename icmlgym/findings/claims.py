@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from icmlgym.catalog import TIERS
+
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
 NOT_AT_SCALE = "not at our scale"
@@ -164,7 +166,8 @@ class Finding:
     ``min_effect`` that way; it does not hold when the interval lies on the other side; any
     other outcome is "not at our scale". ``expected`` is the verdict we observe and declare
     (a claim that does not reproduce is declared so); ``test_units`` are the units the
-    family's finding test runs.
+    family's finding test runs; ``tiers`` are the tiers it is declared at (a claim too costly for
+    the smoke tier leaves it out: :func:`~icmlgym.findings.evaluate.evaluate` skips it there).
     """
 
     id: str
@@ -180,8 +183,12 @@ class Finding:
     expected: str = HOLDS
     test_units: Sequence[int] = tuple(range(10))
     note: str = ""
+    tiers: Sequence[str] = TIERS
 
     def __post_init__(self) -> None:
+        bad = [t for t in self.tiers if t not in TIERS]
+        if bad or not self.tiers:
+            raise ValueError(f"finding {self.id}: tiers must be a non-empty subset of {TIERS}, got {tuple(self.tiers)}")
         if self.direction not in DIRECTIONS:
             raise ValueError(f"finding {self.id}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
         if self.expected not in VERDICTS:

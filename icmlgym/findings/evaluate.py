@@ -86,11 +86,12 @@ def evaluate(
 ) -> list[Result]:
     """Evaluate findings on ``units`` (default: each finding's ``test_units``).
 
+    A finding not declared at ``tier`` (its ``tiers``) is skipped: no result.
     Every run goes through :func:`icmlgym.runner.run_tasks` (one call for all findings, so a
     run two findings share happens once); ``on_record`` sees each record (e.g.
     ``Leaderboard.add`` to store them). A failed run leaves its unit without a value.
     """
-    fs = [findings] if isinstance(findings, Finding) else list(findings)
+    fs = [f for f in ([findings] if isinstance(findings, Finding) else findings) if tier in f.tiers]
     plan: dict[str, RunTask] = {}
     per: list[tuple[Finding, list[int]]] = []
     for f in fs:
