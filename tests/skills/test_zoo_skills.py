@@ -1,5 +1,6 @@
 """The skill model's shipped weights (scripts/zoo_weights.py skill-lm): current, loadable without
-training, their quality re-measured, and (slow) retrained bit for bit from the recorded seed."""
+training, their quality re-measured, and their first pre-training steps retrained bit for bit
+from the recorded seed (the full retraining: benchmarks/skills_retrain.py)."""
 
 from __future__ import annotations
 
@@ -31,19 +32,38 @@ def test_shipped_quality_is_reproduced_from_the_weights():
     assert skills.evaluate(z.model, z.config) == z.card["quality"]
 
 
-@pytest.mark.slow
-def test_the_skill_model_retrains_to_the_shipped_weights():
-    """Pre-training from the recorded seed gives the shipped weights bit for bit (one torch thread, as recorded)."""
+# The digest of skill-lm's weights after its first CHECK_STEPS pre-training steps (this test's
+# procedure on the current code, one thread). It pins the training path of the shipped weights;
+# the full 6,000-step retraining against the shipped file is `benchmarks/skills_retrain.py
+# skill-lm` (too slow for a test; it also prints this digest from the full run).
+FIRST_STEPS_DIGEST = "1d04ad6fe9f12c44"
+
+
+def test_the_skill_model_retrains_its_first_steps_bit_for_bit(monkeypatch):
+    """Pre-training from the recorded seed, stopped after CHECK_STEPS steps (same schedule), gives the
+    recorded digest (one torch thread, as recorded)."""
     import torch
 
+    import icmlgym.nn.train as nt
+    from icmlgym.nn.counters import CostMeter
+    from icmlgym.nn.runtime import seed_everything
+    from icmlgym.zoo.skill_chains import CHECK_STEPS, weights_digest
+
+    plain = nt.train_loop
+
+    def first_steps(model, batches, loss_fn, optimizer, budget, **kw):
+        return plain(model, batches, loss_fn, optimizer, nt.Budget(CHECK_STEPS), **kw)
+
+    monkeypatch.setattr(nt, "train_loop", first_steps)  # skill-lm imports train_loop when it trains
     shipped = zoo.load("skill-lm", "smoke", build=False)
+    member = zoo.get("skill-lm")
     threads = torch.get_num_threads()
     torch.set_num_threads(shipped.card["torch_threads"])
     try:
-        fresh = zoo.load("skill-lm", "smoke", force=True)
+        seed_everything(shipped.card["seed"], "cpu")
+        model = member.make(shipped.config)
+        facts = member.train(model, shipped.config, shipped.card["seed"], CostMeter())
     finally:
         torch.set_num_threads(threads)
-    assert fresh.source == "trained"
-    for (n, a), (_, b) in zip(shipped.model.state_dict().items(), fresh.model.state_dict().items()):
-        assert torch.equal(a, b), n
-    assert fresh.card["quality"] == shipped.card["quality"]
+    assert facts["steps"] == CHECK_STEPS
+    assert weights_digest(model) == FIRST_STEPS_DIGEST
