@@ -16,7 +16,7 @@ import sys
 import traceback
 from typing import Any
 
-from icmlgym.runner.channel import Channel, ProtocolError, cap_text
+from icmlgym.runner.channel import STEP, Channel, ProtocolError, cap_text, decode_frame, decode_step_values
 
 
 class AgentHost:
@@ -118,8 +118,22 @@ class AgentHost:
     # -- the loop ------------------------------------------------------------------------------
 
     def serve(self) -> None:
+        ch = self.ch
         while True:
-            calls = self.ch.recv()
+            fmt, payload = ch.recv_frame()
+            if fmt == STEP:  # every step but an episode's first: update, then act on the new observation
+                reward, next_obs, terminated, truncated, info = decode_step_values(payload)
+                try:
+                    self.agent.update(self.obs, self.action, reward, next_obs, terminated, truncated, info)
+                    self.obs, self.info = next_obs, info
+                    self.steps += 1
+                    self.action = self.agent.act(next_obs, info)
+                except BaseException as err:  # noqa: BLE001 - reported below, as in the general loop
+                    ch.send(["error", _error_text(err)])
+                    return
+                ch.send_action(self.action)
+                continue
+            calls = decode_frame(fmt, payload)
             if not isinstance(calls, list) or not calls:
                 raise ProtocolError("expected a list of calls")
             answer: list[Any] | None = None
@@ -128,33 +142,43 @@ class AgentHost:
                     op = call[0]
                     if op == "update":
                         self.update(*call[1:])
-                    elif op == "act":
-                        answer = ["action", self.act(call[1], call[2])]
                     elif op == "act_next":
-                        answer = ["action", self.act(self.obs, self.info)]
+                        answer = _ACTION
+                        self.action = self.agent.act(self.obs, self.info)
+                    elif op == "act":
+                        answer = _ACTION
+                        self.act(call[1], call[2])
                     elif op == "reset":
                         self.reset(call[1], call[2])
                     elif op == "hello":
                         answer = ["ready", self.hello(call[1])]
                         if call[1].get("vectorized") and not answer[1].get("vectorized"):
-                            self.ch.send(answer)  # no vector twin: the evaluator runs the seeds singly
+                            ch.send(answer)  # no vector twin: the evaluator runs the seeds singly
                             return
                     elif op == "train":
                         self.train(call[1], call[2])
                         answer = ["trained", None]
                     elif op == "close":
-                        self.ch.send(["bye", {"steps": self.steps}])
+                        ch.send(["bye", {"steps": self.steps}])
                         return
                     else:
                         raise ProtocolError(f"unknown call {op!r}")
             except ProtocolError:
                 raise
             except BaseException as err:  # noqa: BLE001 - the agent's failure is reported, then we stop
-                text = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
-                self.ch.send(["error", cap_text(text)])
+                ch.send(["error", _error_text(err)])
                 return
-            if answer is not None:
-                self.ch.send(answer)
+            if answer is _ACTION:
+                ch.send_action(self.action)
+            elif answer is not None:
+                ch.send(answer)
+
+
+def _error_text(err: BaseException) -> str:
+    return cap_text(f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}")
+
+
+_ACTION = ["action"]  # marks an answer that is the agent's last action (sent by the channel's binary path when it fits)
 
 
 def main(argv: list[str] | None = None) -> int:

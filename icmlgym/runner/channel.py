@@ -244,6 +244,12 @@ def encode_step(update: list[Any], pickler: "_Pickler", out: io.BytesIO) -> byte
     """The format-3 payload of ``[update, ["act_next"]]`` (the evaluator's message of every step):
     reward and flags packed, the observation's raw bytes, the info pickled; None when the step
     is not of that shape (a float reward, bool flags, a numeric array observation)."""
+    parts = _step_parts(update, pickler, out)
+    return None if parts is None else b"".join(parts)
+
+
+def _step_parts(update: list[Any], pickler: "_Pickler", out: io.BytesIO) -> tuple[bytes, bytes, bytes, bytes] | None:
+    """The pieces of a format-3 payload (packed head, layout, observation bytes, info pickle), or None."""
     _, reward, obs, terminated, truncated, info = update
     if type(reward) is not float or type(obs) is not np.ndarray or type(terminated) is not bool or type(truncated) is not bool:
         return None
@@ -257,20 +263,39 @@ def encode_step(update: list[Any], pickler: "_Pickler", out: io.BytesIO) -> byte
             _LAYOUTS.clear()
         layout = _LAYOUTS[key] = (len(name), obs.ndim, name + _shape_struct(obs.ndim).pack(*obs.shape))
     n, ndim, tail = layout
-    return _STEP_HEAD.pack(reward, terminated, truncated, n, ndim) + tail + obs.tobytes() + _dumps(info, pickler, out)
+    return _STEP_HEAD.pack(reward, terminated, truncated, n, ndim), tail, obs.tobytes(), _dumps(info, pickler, out)
 
 
 def decode_step(data: bytes) -> list[Any]:
     """The calls a format-3 payload stands for (the agent's side: the info is a pickle from the evaluator)."""
+    return [["update", *decode_step_values(data)], ["act_next"]]
+
+
+def decode_step_values(data: bytes) -> tuple[float, np.ndarray, bool, bool, Any]:
+    """``(reward, next_obs, terminated, truncated, info)`` of a format-3 payload (the agent's side)."""
     reward, terminated, truncated, n, ndim = _STEP_HEAD.unpack_from(data)
+    end = _STEP_HEAD.size + n + 8 * ndim
+    layout = _OBS_LAYOUTS.get(data[_STEP_HEAD.size : end])
+    if layout is None:
+        layout = _obs_layout(data, n, ndim)
+    dt, shape, size = layout
+    stop = end + size
+    obs = np.ndarray(shape, dt, bytearray(data[end:stop]))  # its own writable copy, as the evaluator's was
+    return reward, obs, bool(terminated), bool(truncated), pickle.loads(data[stop:])
+
+
+_OBS_LAYOUTS: dict[bytes, tuple[np.dtype, tuple[int, ...], int]] = {}  # a step frame's layout bytes -> dtype, shape, byte size
+
+
+def _obs_layout(data: bytes, n: int, ndim: int) -> tuple[np.dtype, tuple[int, ...], int]:
     at = _STEP_HEAD.size
     dt = _numeric_dtype(data[at : at + n])
-    at += n
-    shape = _shape_struct(ndim).unpack_from(data, at)
-    at += 8 * ndim
-    end = at + math.prod(shape) * dt.itemsize
-    obs = np.frombuffer(bytearray(data[at:end]), dtype=dt).reshape(shape)
-    return [["update", reward, obs, bool(terminated), bool(truncated), pickle.loads(data[end:])], ["act_next"]]
+    shape = _shape_struct(ndim).unpack_from(data, at + n)
+    layout = (dt, shape, math.prod(shape) * dt.itemsize)
+    if len(_OBS_LAYOUTS) > 256:
+        _OBS_LAYOUTS.clear()
+    _OBS_LAYOUTS[bytes(data[at : at + n + 8 * ndim])] = layout
+    return layout
 
 
 class _Pickler(pickle.Pickler):
@@ -377,6 +402,11 @@ _PICKLED = frozenset((PICKLE, STEP))  # formats that hold a pickle: only the age
 _DECODE = {JSON: decode, PICKLE: pickle.loads, ACTION: lambda p: decode_action(p), STEP: lambda p: decode_step(p)}
 
 
+def decode_frame(fmt: int, payload: bytes) -> Any:
+    """The message a frame of format ``fmt`` carries (its header already checked, see :meth:`Channel.recv_frame`)."""
+    return _DECODE[fmt](payload)
+
+
 # -- the endpoint ------------------------------------------------------------------------------
 
 
@@ -401,6 +431,8 @@ class Channel:
         self._out = io.BytesIO()
         self._pickler = _Pickler(self._out, protocol=pickle.HIGHEST_PROTOCOL)
         self._timeout: float | None = None  # the socket's receive timeout as last set
+        # the whole frame of an int action but its value (header, kind, dtype length): its fast path
+        self._int_frame = _HEADER.pack(MAGIC, PROTOCOL_VERSION, ACTION, 10) + b"i\x00" if self.max_message >= 10 else b""
         try:  # on a socket, deadlines are the kernel's receive timeout: one syscall per read, no select
             self._sock: socket.socket | None = socket.socket(fileno=os.dup(rfd))
             self._sock.setblocking(True)
@@ -429,18 +461,50 @@ class Channel:
 
     def send_step(self, update: list[Any]) -> None:
         """Send ``[update, ["act_next"]]`` (evaluator's side), as a format-3 frame when it fits one."""
-        payload = encode_step(update, self._pickler, self._out)
-        if payload is None:
+        parts = _step_parts(update, self._pickler, self._out)
+        if parts is None:
             self.send([update, ["act_next"]], pickle_ok=True)
+            return
+        head, tail, obs, info = parts
+        size = len(head) + len(tail) + len(obs) + len(info)
+        if size > self.max_message:
+            raise ProtocolError(f"message of {size} bytes exceeds the limit of {self.max_message} bytes")
+        data = b"".join((_HEADER.pack(MAGIC, PROTOCOL_VERSION, STEP, size), head, tail, obs, info))
+        self._send_all(data)
+
+    def send_action(self, action: Any) -> None:
+        """Send ``["action", action]`` (the agent's answer to ``act``), as a format-2 frame when it fits one."""
+        if type(action) is int and -(2**63) <= action < 2**63 and self._int_frame:  # the commonest action
+            self._send_all(self._int_frame + _I64.pack(action))
+            return
+        payload = encode_action(action)
+        if payload is None:
+            self.send(["action", action])
         else:
-            self._write(payload, STEP)
+            self._write(payload, ACTION)
+
+    def step(self, update: list[Any], timeout: float | None, what: str = "the agent's answer to 'act_next'") -> Any:
+        """The evaluator's call of every step: send ``[update, ["act_next"]]``, return the agent's action."""
+        self.send_step(update)
+        if self._buf or self._sock is None:
+            return expect(self.recv(timeout, what), "action")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if timeout != self._timeout:
+            self._set_timeout(timeout)
+        data = self._read(what)
+        if len(data) == 18 and data[:10] == self._int_frame:
+            self.bytes_received += 18
+            return _I64.unpack_from(data, 10)[0]
+        return expect(self._decode_first(data, deadline, timeout, what), "action")
 
     def _write(self, payload: bytes, fmt: int) -> None:
         size = len(payload)
         if size > self.max_message:
             raise ProtocolError(f"message of {size} bytes exceeds the limit of {self.max_message} bytes")
-        data = _HEADER.pack(MAGIC, PROTOCOL_VERSION, fmt, size) + payload
-        size += HEADER_SIZE
+        self._send_all(_HEADER.pack(MAGIC, PROTOCOL_VERSION, fmt, size) + payload)
+
+    def _send_all(self, data: bytes) -> None:
+        size = len(data)
         n = os.write(self.wfd, data)
         if n < size:
             view = memoryview(data)[n:]
@@ -456,9 +520,8 @@ class Channel:
             self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", whole, int((secs - whole) * 1e6)))
             self._timeout = seconds
 
-    def _fill(self, n: int, deadline: float | None, timeout: float | None, what: str) -> None:
-        """Read until the buffer holds ``n`` bytes, by ``deadline``."""
-        first = True
+    def _fill(self, n: int, deadline: float | None, timeout: float | None, what: str, first: bool = True) -> None:
+        """Read until the buffer holds ``n`` bytes, by ``deadline`` (``first``: no read of this message yet)."""
         while len(self._buf) < n:
             if deadline is not None:
                 left = deadline - time.monotonic()
@@ -471,32 +534,80 @@ class Channel:
             else:
                 self._set_timeout(None)
             first = False
-            try:
-                chunk = os.read(self.rfd, max(n - len(self._buf), 65536))
-            except BlockingIOError:
-                raise ProtocolError(f"late: no {what} within its deadline") from None
-            except OSError as err:
-                raise ProtocolError(f"the channel broke while reading {what}: {err}") from None
-            if not chunk:
-                raise ProtocolError(f"the other side closed the channel before sending {what}")
-            self._buf += chunk
+            self._buf += self._read(what, max(n - len(self._buf), 65536))
 
     def recv(self, timeout: float | None = None, what: str = "a message") -> Any:
         """Receive one message; :class:`ProtocolError` if it is malformed, too big or later than ``timeout`` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._buf and self._sock is not None:
+            if timeout != self._timeout:
+                self._set_timeout(timeout)
+            return self._decode_first(self._read(what), deadline, timeout, what)
+        return self._buffered(deadline, timeout, what, True)
+
+    def recv_frame(self, timeout: float | None = None, what: str = "a message") -> tuple[int, bytes]:
+        """The format and payload of the next frame, checked like :meth:`recv` checks it, not decoded."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        first = True
+        if not self._buf and self._sock is not None:
+            if timeout != self._timeout:
+                self._set_timeout(timeout)
+            data = self._read(what)
+            if self._whole(data):
+                self.bytes_received += len(data)
+                return data[3], data[HEADER_SIZE:]
+            self._buf += data
+            first = False
+        return self._frame(deadline, timeout, what, first)
+
+    def _whole(self, data: bytes) -> bool:
+        """Whether ``data`` is exactly one complete frame that passes every header check."""
+        n = len(data)
+        if n < HEADER_SIZE:
+            return False
+        magic, version, fmt, length = _HEADER.unpack_from(data)
+        return (n == HEADER_SIZE + length and magic == MAGIC and version == PROTOCOL_VERSION and fmt <= STEP
+                and length <= self.max_message and (self.allow_pickle or fmt not in _PICKLED))
+
+    def _decode_first(self, data: bytes, deadline: float | None, timeout: float | None, what: str) -> Any:
+        """The message that starts with ``data`` (the usual case: one read brought exactly one frame)."""
+        if self._whole(data):
+            self.bytes_received += len(data)
+            return _DECODE[data[3]](data[HEADER_SIZE:])
+        self._buf += data
+        return self._buffered(deadline, timeout, what, False)
+
+    def _buffered(self, deadline: float | None, timeout: float | None, what: str, first: bool) -> Any:
+        fmt, payload = self._frame(deadline, timeout, what, first)
+        return _DECODE[fmt](payload)
+
+    def _frame(self, deadline: float | None, timeout: float | None, what: str, first: bool) -> tuple[int, bytes]:
+        """The next frame from the buffer, read further as needed (each header checked before its payload is read)."""
         buf = self._buf
         if len(buf) < HEADER_SIZE:
-            self._fill(HEADER_SIZE, deadline, timeout, what)
+            self._fill(HEADER_SIZE, deadline, timeout, what, first)
+            first = False
         magic, version, fmt, length = _HEADER.unpack_from(buf)
         if magic != MAGIC or version != PROTOCOL_VERSION or fmt > STEP or length > self.max_message or (fmt in _PICKLED and not self.allow_pickle):
             self._refuse(magic, version, fmt, length)
         end = HEADER_SIZE + length
         if len(buf) < end:
-            self._fill(end, deadline, timeout, what)
-        payload = buf[HEADER_SIZE:end]
+            self._fill(end, deadline, timeout, what, first)
+        payload = bytes(buf[HEADER_SIZE:end])
         del buf[:end]
         self.bytes_received += end
-        return _DECODE[fmt](payload)
+        return fmt, payload
+
+    def _read(self, what: str, n: int = 65536) -> bytes:
+        try:
+            chunk = os.read(self.rfd, n)
+        except BlockingIOError:
+            raise ProtocolError(f"late: no {what} within its deadline") from None
+        except OSError as err:
+            raise ProtocolError(f"the channel broke while reading {what}: {err}") from None
+        if not chunk:
+            raise ProtocolError(f"the other side closed the channel before sending {what}")
+        return chunk
 
     def _refuse(self, magic: bytes, version: int, fmt: int, length: int) -> None:
         if magic != MAGIC:
@@ -537,5 +648,5 @@ def expect(message: Any, answer: str) -> Any:
 
 __all__ = [
     "CALLS", "Channel", "DEFAULT_MAX_MESSAGE", "PROTOCOL_VERSION", "PeerError", "ProtocolError",
-    "cap_text", "decode", "decode_action", "decode_step", "encode", "encode_action", "encode_step", "expect", "frame",
+    "cap_text", "decode", "decode_action", "decode_frame", "decode_step", "decode_step_values", "encode", "encode_action", "encode_step", "expect", "frame",
 ]

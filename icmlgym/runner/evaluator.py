@@ -217,8 +217,7 @@ class RemoteAgent:
         if last is not None and last[2] is obs and last[5] is info:
             if len(self._pending) == 1:  # every step but an episode's first: one update, then act on its observation
                 self._pending = []
-                self.ch.send_step(last)
-                return expect(self.ch.recv(self.call_timeout, what="the agent's answer to 'act_next'"), "action")
+                return self.ch.step(last, self.call_timeout)
             return self._call(["act_next"], "action", self.call_timeout)
         return self._call(["act", obs, info], "action", self.call_timeout)
 
