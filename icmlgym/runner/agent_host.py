@@ -12,6 +12,7 @@ training seed. Anything the agent raises is answered as ``["error", text]``.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from typing import Any
@@ -129,6 +130,7 @@ class AgentHost:
                     self.steps += 1
                     self.action = self.agent.act(next_obs, info)
                 except BaseException as err:  # noqa: BLE001 - reported below, as in the general loop
+                    _flush_output()
                     ch.send(["error", _error_text(err)])
                     return
                 ch.send_action(self.action)
@@ -159,6 +161,7 @@ class AgentHost:
                         self.train(call[1], call[2])
                         answer = ["trained", None]
                     elif op == "close":
+                        _flush_output()  # the agent's output reaches the log before the evaluator ends the sandbox
                         ch.send(["bye", {"steps": self.steps}])
                         return
                     else:
@@ -166,12 +169,21 @@ class AgentHost:
             except ProtocolError:
                 raise
             except BaseException as err:  # noqa: BLE001 - the agent's failure is reported, then we stop
+                _flush_output()
                 ch.send(["error", _error_text(err)])
                 return
             if answer is _ACTION:
                 ch.send_action(self.action)
             elif answer is not None:
                 ch.send(answer)
+
+
+def _flush_output() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - an agent may have replaced or closed them
+            pass
 
 
 def _error_text(err: BaseException) -> str:
@@ -197,4 +209,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    _flush_output()
+    os._exit(code)  # no interpreter teardown: nothing in it matters to the evaluator, and it costs every run CPU

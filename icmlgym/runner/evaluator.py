@@ -331,7 +331,7 @@ def evaluate(task: Any) -> RunRecord:
         else:
             record.error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=20)}"
     finally:
-        sandbox.stop()
+        sandbox.stop(grace=0.0 if record.status == "failed" else 2.0)
         if env is not None:
             try:
                 env.close()
@@ -432,7 +432,7 @@ def evaluate_batch(tasks: list[Any], play_episode: Any, vector_env_class: Any) -
             raise
         error = _agent_failure(err, sandbox)
     finally:
-        sandbox.stop()
+        sandbox.stop(grace=0.0 if error else 2.0)
         if venv is not None:
             try:
                 venv.close()

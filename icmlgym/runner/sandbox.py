@@ -354,8 +354,15 @@ class Sandbox:
                     pass
 
     def stop(self, grace: float = 2.0) -> None:
-        """End the agent process and everything it started, and stop the watchers."""
+        """End the agent process and everything it started, and stop the watchers.
+
+        The channel is closed first (a host waiting for a call then ends at once); the agent
+        gets ``grace`` seconds to exit before its whole tree is killed (0 after a failed run:
+        nothing it would do on its way out is wanted)."""
         self._stop.set()
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
         proc = self.proc
         if proc is not None:
             try:
@@ -367,9 +374,6 @@ class Sandbox:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        if self.channel is not None:
-            self.channel.close()
-            self.channel = None
         for t in self._threads:
             t.join(timeout=5)
         if self._tmp is not None:
