@@ -156,12 +156,25 @@ def _with_environ(entry: bytes) -> list[int]:
     return out
 
 
+def _libc_prctl() -> Any:
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except Exception:  # not glibc Linux
+        return None
+
+
+# resolved once, in the parent: a child between fork and exec then calls it without loading a
+# library (a dlopen there could wait forever on a lock another thread of the parent held at the fork)
+_PRCTL = _libc_prctl()
+
+
 def set_parent_death_signal() -> None:
     """Ask the kernel to SIGKILL this process when its parent ends (Linux; a no-op elsewhere)."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+    if _PRCTL is not None:
+        try:
+            _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except Exception:
+            pass
 
 
 def _package_root() -> Path:

@@ -14,7 +14,7 @@ import pytest
 
 from icmlgym.envs.bandit.bernoulli_bandit import BernoulliBanditEnv
 from icmlgym.runner.evaluator import hidden_seed
-from tests.security.conftest import ADVERSARIES, BANDIT, SECRET, SHORT, isolated, live_with_marker, local
+from tests.security.conftest import ADVERSARIES, BANDIT, SECRET, SHORT, isolated, live_with_marker, local, side_by_side
 
 
 def regret(rec) -> float:
@@ -90,11 +90,10 @@ def test_memory_is_counted_over_the_whole_process_tree():
 
 
 def test_process_count_and_cpu_time_limits():
-    rec = isolated("Forker", max_processes=3)
-    assert rec.status == "failed" and "limit of 3 processes" in rec.error
-    rec = isolated("Late", cpu_seconds=0.5, call_timeout=60)
+    forker, late = side_by_side(lambda: isolated("Forker", max_processes=3), lambda: isolated("Late", cpu_seconds=0.5, call_timeout=60))
+    assert forker.status == "failed" and "limit of 3 processes" in forker.error
     # sleeping uses no CPU: the call deadline, not the CPU limit, ends this one
-    assert rec.status == "failed"
+    assert late.status == "failed"
 
 
 def test_400_mb_of_output_goes_to_a_capped_log():
@@ -125,7 +124,8 @@ def test_environment_secrets_never_reach_the_agent_or_the_record(monkeypatch, mo
 @pytest.mark.parametrize("agent,reason", [("Garbler", "malformed frame header"), ("Oversized", "oversized message"), ("Late", "late")])
 def test_malformed_oversized_and_late_messages_are_failed_runs(agent, reason):
     t0 = time.monotonic()
-    rec = isolated(agent, call_timeout=2.0)
+    # the frames of Garbler and Oversized must arrive before the deadline; Late's never does
+    rec = isolated(agent, call_timeout=1.0 if agent == "Late" else 2.0)
     assert rec.status == "failed" and rec.error.startswith("protocol:") and reason in rec.error
     assert time.monotonic() - t0 < 20
 
@@ -134,16 +134,17 @@ def test_sleeping_at_import_is_late_and_never_runs_here(tmp_path):
     agent = tmp_path / "sleepy.py"
     agent.write_text("import time\ntime.sleep(3600)\nfrom icmlgym.baselines.generic import RandomAgent\nclass Sleepy(RandomAgent):\n    pass\n")
     t0 = time.monotonic()
-    rec = isolated(f"{agent}:Sleepy", load_timeout=2.0)
+    rec = isolated(f"{agent}:Sleepy", load_timeout=1.0)
     assert rec.status == "failed" and "late" in rec.error
     assert time.monotonic() - t0 < 15
     assert not any("sleepy" in m for m in __import__("sys").modules)
 
 
 def test_honest_agents_score_bit_for_bit_as_a_local_run(mode):
-    for agent in ("ucb1", "Trainer") if mode == "bwrap" else ("random",):
+    agents = ("ucb1", "Trainer") if mode == "bwrap" else ("random",)
+    isolated_runs = side_by_side(*[lambda a=a: isolated(a, mode=mode, seed=3, episodes=2) for a in agents])
+    for agent, there in zip(agents, isolated_runs):
         here = local(agent, seed=3, episodes=2)
-        there = isolated(agent, mode=mode, seed=3, episodes=2)
         assert there.status == "ok", there.error
         assert there.isolation["seeds"] == "public"
         assert [(e.ret, e.length, e.metrics, e.cost) for e in there.episodes] == [(e.ret, e.length, e.metrics, e.cost) for e in here.episodes]

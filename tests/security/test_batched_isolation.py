@@ -7,7 +7,7 @@ from icmlgym.runner.batched import BatchTask, execute_batch, group_tasks
 from icmlgym.runner.loop import RunTask, execute
 from icmlgym.runner.sandbox import SandboxOptions
 from icmlgym.runner.submission import identify
-from tests.security.conftest import ADVERSARIES, BANDIT, SECRET, SHORT
+from tests.security.conftest import ADVERSARIES, BANDIT, SECRET, SHORT, side_by_side
 
 SEEDS = (0, 1, 2)
 
@@ -33,8 +33,7 @@ def test_seeds_of_an_isolated_entry_share_one_sandbox_and_one_round_trip_per_ste
     group = tasks("ucb1")
     (batch,) = group_tasks(group)
     assert isinstance(batch, BatchTask) and batch.seeds == list(SEEDS)
-    batched = execute_batch(batch)
-    single = [execute(t) for t in group]
+    batched, *single = side_by_side(lambda: execute_batch(batch), *[lambda t=t: execute(t) for t in group])
     same_runs(batched, single)
     steps = sum(e.length for e in batched[0].episodes)
     assert all(r.isolation["batched"] == len(SEEDS) for r in batched)
@@ -45,15 +44,15 @@ def test_seeds_of_an_isolated_entry_share_one_sandbox_and_one_round_trip_per_ste
 
 def test_hidden_instances_differ_per_seed_so_such_a_batch_runs_singly():
     group = tasks("ucb1", (0, 1), hidden_seeds=SECRET)
-    batched = execute_batch(group)
+    batched, *single = side_by_side(lambda: execute_batch(group), *[lambda t=t: execute(t) for t in group])
     assert all("batched" not in r.isolation and r.isolation["seeds"] == "hidden" for r in batched)
-    same_runs(batched, [execute(t) for t in group])
+    same_runs(batched, single)
 
 
 def test_an_agent_without_a_vector_twin_runs_singly_and_a_failing_twin_fails_every_seed():
-    records = execute_batch(tasks("Impersonator", (0, 1)))  # a RandomAgent subclass: no twin of its own
+    records, failing = side_by_side(lambda: execute_batch(tasks("Impersonator", (0, 1))),  # a RandomAgent subclass: no twin of its own
+                                    lambda: execute_batch(tasks("FailingTwin")))
     assert all(r.status == "ok" and "batched" not in r.isolation for r in records)
-    failing = execute_batch(tasks("FailingTwin"))
     assert len(failing) == len(SEEDS) and all(r.isolation["batched"] == len(SEEDS) for r in failing)
     assert all(r.status == "failed" and r.error.startswith("the agent raised: RuntimeError: the vector twin failed") for r in failing)
     assert all(r.episodes == [] for r in failing)
