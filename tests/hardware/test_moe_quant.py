@@ -349,7 +349,7 @@ def test_group_mode_refuses_an_over_cap_group_and_moves_on(genv):
 def test_group_mode_accepts_every_sampled_action_and_runs_every_agent():
     import icmlgym
     from icmlgym.agents.hardware import GEMQAgent
-    from icmlgym.baselines.hardware import FrequencyAgent, LayerwiseAgent, UniformBitsAgent
+    from icmlgym.baselines.hardware import LayerwiseAgent, UniformBitsAgent
 
     env = icmlgym.make(ENV_ID, avg_bits=3.0, mode="group", experts_per_group=2, rounds=2, n_calib=8, n_eval=8,
                        router_ft_steps=1).unwrapped
@@ -360,7 +360,8 @@ def test_group_mode_accepts_every_sampled_action_and_runs_every_agent():
         _, reward, term, _, info = env.step(env.action_space.sample())
         assert np.isfinite(reward) and term == (t == 7)
     assert env.qm.memory_bytes() <= env.cap_bytes + 1e-6
-    for agent in (GEMQAgent(router_ft=False), LayerwiseAgent(), FrequencyAgent(), UniformBitsAgent()):
+    # GEMQ's global program with set experts fixed, the layer-wise one per layer, uniform: all within the cap
+    for agent in (GEMQAgent(router_ft=False), LayerwiseAgent(), UniformBitsAgent()):
         obs, info = env.reset(seed=1)
         term = False
         while not term:

@@ -211,9 +211,11 @@ class CIMRobustTrainingEnv(gym.Env):
 
             seeds = torch.randint(0, 2**31 - 1, (self.K,), generator=self.gen).tolist()
             self.eps = [hwa_noise(self.weights, self.train_noise, s) for s in seeds]
-        with torch.no_grad():
-            clean = mlp_forward(self.bx, self.weights, self.biases)
-            noisy = [mlp_forward(self.bx, self._noisy(r), self.biases) for r in range(self.K)]
+        # with the graph: the weights do not change before the training step, which reuses these outputs
+        with torch.enable_grad():
+            self.out_clean = mlp_forward(self.bx, self.weights, self.biases)
+            self.out_noisy = [mlp_forward(self.bx, self._noisy(r), self.biases) for r in range(self.K)]
+        clean, noisy = self.out_clean.detach(), [n.detach() for n in self.out_noisy]
         loss = F.cross_entropy(clean, self.by, reduction="none")
         true = clean.gather(1, self.by[:, None]).squeeze(1)
         other = clean.scatter(1, self.by[:, None], float("-inf")).max(1).values
@@ -264,11 +266,10 @@ class CIMRobustTrainingEnv(gym.Env):
                 self.opt.zero_grad()
                 loss = torch.zeros(())
                 if float(w[:, 0].sum()) > 0:
-                    loss = loss + (w[:, 0] * F.cross_entropy(mlp_forward(self.bx, self.weights, self.biases), self.by, reduction="none")).sum()
+                    loss = loss + (w[:, 0] * F.cross_entropy(self.out_clean, self.by, reduction="none")).sum()
                 for r in range(self.K):
                     if float(w[:, 1 + r].sum()) > 0:
-                        out = mlp_forward(self.bx, self._noisy(r), self.biases)
-                        loss = loss + (w[:, 1 + r] * F.cross_entropy(out, self.by, reduction="none")).sum()
+                        loss = loss + (w[:, 1 + r] * F.cross_entropy(self.out_noisy[r], self.by, reduction="none")).sum()
                         self.noisy_forwards += 1
                 (loss / total).backward()
                 self.opt.step()
