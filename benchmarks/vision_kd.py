@@ -1,6 +1,8 @@
 """LanguageToVisualKD-v0: every agent's test, worst-group and average-group accuracy over seeds.
 
-Run: ``python benchmarks/vision_kd.py [--seeds 10] [--tier smoke] [--agents ...]``
+Run: ``python benchmarks/vision_kd.py [--seeds 10] [--tier smoke] [--agents ...] [--findings-data]``
+
+``--findings-data``: the 48-class data set the LaViD findings use (the smoke tier's is 16 classes).
 
 All runs in process through ``icmlgym.run`` (seeds 0..N-1: the data set and the student's
 initialisation). Prints the mean over seeds with a 95% bootstrap interval of ``test_accuracy``,
@@ -26,14 +28,20 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--tier", default="smoke")
     ap.add_argument("--agents", default=",".join(AGENTS))
+    ap.add_argument("--findings-data", action="store_true", help="the findings' 48-class data set (icmlgym.findings.vision.LAVID_DATA)")
     args = ap.parse_args()
+    env_kwargs = {}
+    if args.findings_data:
+        from icmlgym.findings.vision import LAVID_DATA
+
+        env_kwargs = dict(LAVID_DATA)
     rng = np.random.default_rng(0)
-    print(f"tier {args.tier}, seeds 0-{args.seeds - 1}; load average {os.getloadavg()[0]:.1f}")
+    print(f"tier {args.tier}, seeds 0-{args.seeds - 1}, env kwargs {env_kwargs}; load average {os.getloadavg()[0]:.1f}")
     print("| agent | test_accuracy [95% CI] | worst_group_accuracy | average_group_accuracy | CPU s/run |")
     print("|---|---|---|---|---|")
     for agent in args.agents.split(","):
         t0 = time.process_time()
-        recs = icmlgym.run("icmlgym/LanguageToVisualKD-v0", agent, seeds=list(range(args.seeds)), tier=args.tier)
+        recs = icmlgym.run("icmlgym/LanguageToVisualKD-v0", agent, seeds=list(range(args.seeds)), tier=args.tier, env_kwargs=env_kwargs)
         cpu = (time.process_time() - t0) / len(recs)
         bad = [r.error for r in recs if r.status != "ok"]
         if bad:

@@ -11,6 +11,7 @@ lets the agent set, each epoch, which soft targets to distil, their weight and t
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import gymnasium as gym
@@ -33,7 +34,32 @@ TEACHERS: tuple[str, ...] = ("none", "language", "shuffled", "oracle", "smoothin
 WEIGHTS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0)
 TEMPERATURES: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
 OBS_FIELDS: tuple[str, ...] = ("epoch_fraction", "train_loss", "aux_loss", "train_accuracy", "val_accuracy", "val_worst_group_accuracy")
-_TEACHER_CACHE: dict[tuple, Any] = {}
+# Deterministic work kept per process, keyed by everything that determines it: the rendered
+# splits of a data set (runs of other agents or arms on the same seed reuse them) and the visual
+# teacher of a data set (its epochs are still charged to every episode that uses it). Bounded
+# LRU: a findings run or a suite holds at most ~10 data seeds at a time.
+_DATA_CACHE: OrderedDict[tuple, tuple] = OrderedDict()
+_TEACHER_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+_CACHE_MAX = 12
+
+
+def _remember(cache: OrderedDict, key: tuple, value: Any) -> Any:
+    cache[key] = value
+    while len(cache) > _CACHE_MAX:
+        cache.popitem(last=False)
+    return value
+
+
+def _split(split: str, per_class: int, seed: int, kw: dict[str, Any]) -> tuple[torch.Tensor, np.ndarray, np.ndarray]:
+    """(images, labels, groups) of one split, rendered once per process (the renderer is deterministic given its arguments)."""
+    key = (split, per_class, seed, tuple(sorted(kw.items(), key=str)))
+    hit = _DATA_CACHE.get(key)
+    if hit is not None:
+        _DATA_CACHE.move_to_end(key)
+        return hit
+    d = product_images(split, per_class=per_class, seed=seed, **kw)
+    x = torch.as_tensor(d.x)
+    return _remember(_DATA_CACHE, key, (x, d.y, d.groups))
 
 
 class LanguageToVisualKDEnv(gym.Env):
@@ -117,12 +143,11 @@ class LanguageToVisualKDEnv(gym.Env):
     # ------------------------------------------------------------------ data and teachers
     def _load(self, data_seed: int) -> None:
         self.data_seed = data_seed
-        tr = product_images("train", per_class=self.per_class, seed=data_seed, **self.kw)
-        va = product_images("val", per_class=self.val_per_class, seed=data_seed, **self.kw)
-        te = product_images("test", per_class=self.test_per_class, seed=data_seed, **self.kw)
-        self.x = {s: torch.as_tensor(d.x) for s, d in (("train", tr), ("val", va), ("test", te))}
-        self.y = {s: d.y for s, d in (("train", tr), ("val", va), ("test", te))}
-        self.groups = {s: d.groups for s, d in (("train", tr), ("val", va), ("test", te))}
+        splits = {s: _split(s, n, data_seed, self.kw) for s, n in (("train", self.per_class), ("val", self.val_per_class),
+                                                                    ("test", self.test_per_class))}
+        self.x = {s: d[0] for s, d in splits.items()}
+        self.y = {s: d[1] for s, d in splits.items()}
+        self.groups = {s: d[2] for s, d in splits.items()}
 
     def _visual_teacher(self) -> ks.Student:
         key = (tuple(sorted(self.kw.items(), key=str)), self.per_class, self.data_seed, self.teacher_epochs, self.batch, self.lr)
@@ -131,8 +156,9 @@ class LanguageToVisualKDEnv(gym.Env):
             with fixed_threads(1):
                 net = ks.train_teacher(self.x["train"], torch.as_tensor(self.y["train"]), len(self.class_names), self.teacher_epochs,
                                        seed=self.data_seed + 7, batch=self.batch, lr=self.lr)
-            _TEACHER_CACHE.clear()  # one data set's teacher at a time
-            _TEACHER_CACHE[key] = net
+            _remember(_TEACHER_CACHE, key, net)
+        else:
+            _TEACHER_CACHE.move_to_end(key)
         self._teacher_epochs += self.teacher_epochs  # charged to every episode that uses it, trained now or kept
         with torch.no_grad():
             self._teacher_logits = net(self.x["train"])[0]
