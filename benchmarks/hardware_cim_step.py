@@ -3,8 +3,8 @@
     python benchmarks/hardware_cim_step.py [--steps 200] [--batch 32] [--K 4] [--repeats 3]
 
 One thread, digits, MLP 64 -> 64 -> 10. Both sides do per step what the env does: draw a
-minibatch and K multiplicative weight-noise realisations, compute the per-sample statistics
-(clean and K noisy forward passes, no gradient), then one Adam step on the K noisy losses
+minibatch and K multiplicative weight-noise realisations, compute the clean and K noisy forward
+passes once (with the graph) and the per-sample statistics from them, then one Adam step on the K noisy losses
 weighted per sample (all weights 1, the noise-injection action). ``env`` is ``env.step``
 (action validation, statistics, observation); ``plain`` the same arithmetic written as a
 bare loop. Deployment (the perturbation grid at the episode's end) is timed separately.
@@ -38,14 +38,15 @@ def plain(x, y, steps: int, batch: int, K: int, sigma: float, seed: int) -> floa
         idx = torch.randint(0, len(y), (batch,), generator=gen)
         bx, by = x[idx], y[idx]
         eps = [(torch.randn(w1.shape, generator=gen), torch.randn(w2.shape, generator=gen)) for _ in range(K)]
+        # one forward each (with the graph), the statistics from the detached outputs, as the env does
+        clean = f(bx, w1, w2)
+        noisy = [f(bx, w1 * (1 + sigma * e1), w2 * (1 + sigma * e2)) for e1, e2 in eps]
         with torch.no_grad():
-            clean = f(bx, w1, w2)
-            noisy = [f(bx, w1 * (1 + sigma * e1), w2 * (1 + sigma * e2)) for e1, e2 in eps]
-            F.cross_entropy(clean, by, reduction="none")
-            torch.stack([n.argmax(1) for n in noisy], 1)
-            torch.stack([F.cross_entropy(n, by, reduction="none") for n in noisy], 1)
+            F.cross_entropy(clean.detach(), by, reduction="none")
+            torch.stack([n.detach().argmax(1) for n in noisy], 1)
+            torch.stack([F.cross_entropy(n.detach(), by, reduction="none") for n in noisy], 1)
         opt.zero_grad()
-        loss = sum(F.cross_entropy(f(bx, w1 * (1 + sigma * e1), w2 * (1 + sigma * e2)), by, reduction="none").sum() for e1, e2 in eps)
+        loss = sum(F.cross_entropy(n, by, reduction="none").sum() for n in noisy)
         (loss / (K * batch)).backward()
         opt.step()
     return (time.perf_counter() - t) / steps
