@@ -35,3 +35,21 @@ def test_only_icmlgym_modules_are_preimported() -> None:
     mods = warm_modules(tasks)
     assert "icmlgym.envs.bandit.bernoulli_bandit" in mods and "icmlgym.baselines.generic" in mods
     assert all(m.startswith("icmlgym.") for m in mods)
+
+
+def _warmed(modules: str) -> tuple[bool, bool]:
+    import os
+    import subprocess
+
+    code = "import sys, icmlgym.runner.warm as w; assert not w.FAILED, w.FAILED; print('torch' in sys.modules, 'torch._inductor' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "ICMLGYM_WARM_MODULES": modules}, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return out == ["True", "True"], out == ["False", "False"]
+
+
+def test_warm_server_imports_torch_only_for_sweeps_that_reach_it() -> None:
+    # a neural sweep's workers would each pay torch's import and torch._inductor's (seed_everything)
+    assert _warmed("icmlgym.nn.runtime")[0]
+    # a cheap sweep's server stays lean: no torch
+    assert _warmed("icmlgym.envs.bandit.bernoulli_bandit,icmlgym.agents.bandit")[1]
