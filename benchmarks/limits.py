@@ -212,20 +212,45 @@ def row_batched(args) -> list[dict]:
     from icmlgym.runner.api import make_tasks
     from icmlgym.runner.batched import execute_batch
 
+    previous_thompson = _previous_thompson()
     rows = []
     entries = [("icmlgym/Bandit-v0", a) for a in ("random", "ucb1", "bandit-thompson")]
     entries += [("icmlgym/RepeatedGameVsFTRL-v0", a) for a in ("games-exp3", "ucb1", "random")]
     for env_id, agent in entries:
         tasks = make_tasks(env_id, agent, seeds=64, tier="smoke")
         execute_batch(tasks[:2])
+        fns = {"single": lambda: [execute(x) for x in tasks], "batched": lambda: execute_batch(tasks)}
+        if agent == "bandit-thompson":  # also the agent as it was: one Generator.beta call per step (no batched form)
+            previous = make_tasks(env_id, previous_thompson, seeds=64, tier="smoke")
+            fns["previous single"] = lambda: [execute(x) for x in previous]
         before = load()
-        t = interleaved({"single": lambda: [execute(x) for x in tasks], "batched": lambda: execute_batch(tasks)}, max(2, args.repeats // 2))
+        t = interleaved(fns, max(2, args.repeats // 2))
         after = load()
         rows.append({"row": f"64 seeds batched vs 64 single runs in process, {agent} ({env_id.split('/')[1]} smoke; runs/s)",
                      "ours": 64 / min(t["batched"]), "limit": 64 / min(t["single"]),
                      **ratio_stats(t["batched"], t["single"]), "load": f"{before} -> {after}",
                      "note": f"throughput x{min(t['single']) / min(t['batched']):.1f}"})
+        if "previous single" in t:
+            rows.append({"row": f"  the same batch vs 64 single runs of the previous {agent} (Generator.beta per step)",
+                         "ours": 64 / min(t["batched"]), "limit": 64 / min(t["previous single"]),
+                         **ratio_stats(t["batched"], t["previous single"]), "load": f"{before} -> {after}",
+                         "note": f"throughput x{min(t['previous single']) / min(t['batched']):.1f}; "
+                                 f"single runs now / before x{min(t['single']) / min(t['previous single']):.2f} time"})
     return rows
+
+
+def _previous_thompson():
+    from icmlgym.baselines.generic import DiscreteValueAgent
+
+    class GeneratorBetaThompson(DiscreteValueAgent):
+        """Bandit-v0's Thompson agent before its Beta samples moved to blocks: one ``Generator.beta`` call per step."""
+
+        name = "bandit-thompson-generator-beta"
+
+        def act(self, obs, info):
+            return self.start + int(np.argmax(self.np_random.beta(1.0 + self.sums, 1.0 + (self.counts - self.sums))))
+
+    return GeneratorBetaThompson
 
 
 # ------------------------------------------------------------------------------------- hedge

@@ -179,6 +179,8 @@ class RepeatedGameEnv(ParallelEnv):
                 self._obs_spaces[a] = spaces.Box(lo, hi, shape=(n,), dtype=np.float32)
                 self._act_spaces[a] = spaces.Box(0.0, 1.0, shape=(n,), dtype=np.float32)
         self._valid = {a: contains_fn(s) for a, s in self._act_spaces.items()}
+        # full information with equal action counts: the mixed actions are checked and normalised as one array
+        self._joint_shape = (self.game.n_players, self.game.n_actions[0]) if len(set(self.game.n_actions)) == 1 else None
         self.np_random = np.random.default_rng()
         self._t = 0
 
@@ -225,11 +227,12 @@ class RepeatedGameEnv(ParallelEnv):
             obs = {a: np.array([pay[i]], dtype=np.float32) for i, a in enumerate(self.agents)}
             rewards = {a: float(pay[i]) for i, a in enumerate(self.agents)}
         else:
-            xs = [normalise_mixed(actions[a], self._act_spaces[a], a) for a in self.agents]
+            xs = self._mixed_actions(actions)
             us, joint = g.payoffs_and_joint(xs)
             pay = np.array([float(x @ u) for x, u in zip(xs, us)])
             self.stats.add(dist=joint, payoffs=pay)
-            obs = {a: us[i].astype(np.float32) for i, a in enumerate(self.agents)}
+            us32 = np.array(us, dtype=np.float32) if self._joint_shape is not None else [u.astype(np.float32) for u in us]
+            obs = {a: us32[i] for i, a in enumerate(self.agents)}
             rewards = {a: float(pay[i]) for i, a in enumerate(self.agents)}
         self._t += 1
         done = self._t >= self.horizon
@@ -247,6 +250,23 @@ class RepeatedGameEnv(ParallelEnv):
                 infos[a]["sinks"] = [sorted(s) for s in self.sinks]
             self.agents = []
         return obs, rewards, terms, truncs, infos
+
+    def _mixed_actions(self, actions: dict[str, Any]) -> list[np.ndarray]:
+        """Every player's mixed action normalised to the simplex (:func:`normalise_mixed`'s values and errors).
+
+        With equal action counts the checks and the normalisation run once over a players x actions
+        array (the same comparisons, row sums and divisions elementwise); anything it would refuse
+        goes through :func:`normalise_mixed` player by player, which raises for the first bad one."""
+        if self._joint_shape is not None:
+            try:
+                x = np.array([actions[a] for a in self.agents], dtype=np.float64)
+            except (TypeError, ValueError):
+                x = None
+            if x is not None and x.shape == self._joint_shape and _MIN(x, axis=None) >= 0.0 and _MAX(x, axis=None) <= 1.0 + 1e-6:
+                s = _SUM(x, axis=1)
+                if (s > 0).all():
+                    return list(x / s[:, None])
+        return [normalise_mixed(actions[a], self._act_spaces[a], a) for a in self.agents]
 
     def close(self) -> None:
         return None
