@@ -5,8 +5,8 @@ compares numpy scalars (5-7 us per call, more than a whole Bernoulli bandit
 step), and ``Box.contains`` builds arrays for its bound checks. :func:`contains_fn`
 returns a function with exactly the space's ``contains`` answer: a fast path
 accepts the common valid cases (a Python or numpy integer inside a ``Discrete``'s
-range; a small array of the Box's own dtype and shape inside its bounds) and
-anything else (out of range, wrong type or shape, NaN, huge integers) goes to the
+range; a small array of the Box's own dtype and shape inside its bounds; an integer
+array of a small ``MultiDiscrete``'s dtype and shape inside its ranges) and anything else (out of range, wrong type or shape, NaN, huge integers) goes to the
 space's own ``contains``. The fast path only ever answers True where the space
 would, so an env's accepted actions and its ``ValueError`` messages are unchanged.
 """
@@ -57,8 +57,24 @@ def _small_box(space: spaces.Box) -> Callable[[Any], bool]:
     return contains
 
 
+def _small_multidiscrete(space: spaces.MultiDiscrete) -> Callable[[Any], bool]:
+    dtype = space.dtype
+    shape = space.shape
+    start = np.broadcast_to(space.start, shape)
+    pairs = list(zip(start.ravel().tolist(), (start + (space.nvec - 1)).ravel().tolist()))
+    slow = space.contains
+
+    def contains(x: Any) -> bool:
+        if type(x) is np.ndarray and x.dtype == dtype and x.shape == shape:
+            if all(lo <= v <= hi for v, (lo, hi) in zip(x.ravel().tolist(), pairs)):
+                return True
+        return slow(x)
+
+    return contains
+
+
 def contains_fn(space: spaces.Space) -> Callable[[Any], bool]:
-    """A function answering ``space.contains(x)``, with a fast path for ``Discrete`` and small ``Box`` spaces.
+    """A function answering ``space.contains(x)``, with a fast path for ``Discrete``, small ``Box`` and small ``MultiDiscrete`` spaces.
 
     Build it once (in the env's ``__init__``), call it per step. Other spaces get
     their own ``contains`` back unchanged."""
@@ -66,6 +82,8 @@ def contains_fn(space: spaces.Space) -> Callable[[Any], bool]:
         return _discrete(space)
     if type(space) is spaces.Box and int(np.prod(space.shape)) <= _SMALL_BOX:
         return _small_box(space)
+    if type(space) is spaces.MultiDiscrete and int(np.prod(space.shape)) <= _SMALL_BOX:
+        return _small_multidiscrete(space)
     return space.contains
 
 

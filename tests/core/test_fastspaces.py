@@ -45,6 +45,23 @@ def test_small_box_matches_gymnasium() -> None:
 
 def test_other_spaces_use_their_own_check() -> None:
     big = spaces.Box(0, 1, shape=(100,))
-    md = spaces.MultiDiscrete([2, 3])
+    md = spaces.MultiDiscrete(np.full(100, 3))
     assert contains_fn(big) == big.contains
     assert contains_fn(md) == md.contains
+
+
+@pytest.mark.parametrize("start", [None, [0, -2, 5]])
+def test_small_multidiscrete_matches_gymnasium(start) -> None:
+    space = spaces.MultiDiscrete([3, 7, 4], start=start)
+    fast = contains_fn(space)
+    rng = np.random.default_rng(0)
+    lo = np.zeros(3, dtype=np.int64) if start is None else np.array(start)
+    values = [space.sample() for _ in range(50)]
+    values += [rng.integers(lo - 2, lo + 9, size=3) for _ in range(100)]
+    values += [
+        np.array([0, 0, 0], dtype=np.int32), np.array([0, 0, 0], dtype=np.uint8), np.array([0.0, 1.0, 2.0]),
+        np.array([0, 1]), np.zeros((1, 3), dtype=np.int64), [0, 1, 2], (2, 6, 3), np.array([2**62, 0, 0]),
+        np.array([-(2**62), 0, 0]), np.array([np.nan, 0, 0]), np.array(["0", "1", "2"]), 3, None,
+    ]
+    for v in values:
+        assert fast(v) == space.contains(v), (v, start)
