@@ -52,4 +52,4 @@ def test_warm_server_imports_torch_only_for_sweeps_that_reach_it() -> None:
     # a neural sweep's workers would each pay torch's import and torch._inductor's (seed_everything)
     assert _warmed("icmlgym.nn.runtime")[0]
     # a cheap sweep's server stays lean: no torch
-    assert _warmed("icmlgym.envs.bandit.bernoulli_bandit,icmlgym.agents.bandit")[1]
+    assert _warmed("icmlgym.envs.bandit.bernoulli_bandit,icmlgym.baselines.generic")[1]
