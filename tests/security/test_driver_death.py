@@ -20,7 +20,7 @@ DRIVER = textwrap.dedent("""
     from icmlgym.cli import app
 
     if __name__ == "__main__":
-        catalog._SUITES["security-kill"] = [("icmlgym/Bandit-v0", {"horizon": 300})]
+        catalog._SUITES["security-kill"] = [("icmlgym/Bandit-v0", {"horizon": 30})]
         app(["submit", sys.argv[1], "--suite", "security-kill", "--seeds", "4", "--workers", "1", "--store", sys.argv[2]])
 """)
 
@@ -30,9 +30,9 @@ SLOW = textwrap.dedent("""
 
     class Slow(RandomAgent):
         def act(self, obs, info):
-            time.sleep(0.003)
+            time.sleep(0.03)
             return super().act(obs, info)
-""")
+""")  # about 0.9 s a run in 30 steps: long enough to be killed mid-sweep, and few wake-ups for a loaded machine to delay
 
 
 def _stored(store: Path) -> int:
