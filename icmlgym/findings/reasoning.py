@@ -2,8 +2,8 @@
 
 The independent unit is the run seed: it draws the exit head's initialisation and the
 evaluation episodes' problems and sampling (the same problems for every arm of a unit).
-Every arm runs 4 problems per run (``EPISODES``, at any tier; the smoke tier itself runs 2 for
-the benchmark's sake) at the smoke tier (the shipped overthinking reasoner and draft, the head
+Every arm runs 4 problems per run (``EPISODES``, the smoke tier's, at any tier: the standard
+tier's 20 would make the findings five times dearer) at the smoke tier (the shipped overthinking reasoner and draft, the head
 trained for 300 steps on 96 cached training traces and calibrated on 64 validation traces). Length reduction and accuracy are paired inside each episode: the env
 decodes the never-exit continuation of the same prefix (``reference_*`` metrics).
 
@@ -23,7 +23,7 @@ E = "icmlgym/EarlyExit-v0"
 SOURCE = "SpecExit: accelerating large reasoning models by speculative exit (ICML 2026)"
 
 S = "icmlgym/SpeculativeReasoning-v0"
-EPISODES = 4  # problems per run, whatever the tier's (the smoke tier runs 2: the benchmark's cost)
+EPISODES = 4  # problems per run, whatever the tier (the smoke tier's)
 DREAM = "DREAM-R: aligned drafts and trust-based verification for speculative reasoning (ICML 2026)"
 
 TBVM = Arm("TBVM (every token's evidence twice the strongest alternative)", S, "tbvm", episodes=EPISODES)

@@ -34,8 +34,7 @@ CARDS = [
         cost_units=("target_forwards", "draft_forwards", "probe_forwards"),
         extra="reasoning",
         tiers={
-            # smoke: 2 problems a run (the findings pin 4: icmlgym/findings/reasoning.py)
-            "smoke": Tier(episodes=2, env_kwargs={}, train_steps=300, train_unit="gradient_steps", seeds=3),
+            "smoke": Tier(episodes=4, env_kwargs={}, train_steps=300, train_unit="gradient_steps", seeds=3),
             "standard": Tier(episodes=20, env_kwargs={}, train_steps=1000, train_unit="gradient_steps", seeds=5),
             "full": Tier(episodes=100, env_kwargs={}, train_steps=2000, train_unit="gradient_steps", seeds=10),
         },
@@ -59,7 +58,7 @@ CARDS = [
         cost_units=("target_forwards", "draft_forwards", "steps"),
         extra="reasoning",
         tiers={
-            "smoke": Tier(episodes=2, env_kwargs={}, seeds=3),
+            "smoke": Tier(episodes=4, env_kwargs={}, seeds=3),
             # the standard tier's SAPO draft is SAPO's standard RL budget (trained on first use)
             "standard": Tier(episodes=20, env_kwargs={"sapo_budget": "standard"}, seeds=5),
             "full": Tier(episodes=100, env_kwargs={}, seeds=10),
