@@ -163,3 +163,23 @@ def test_passes_stable_baselines3_check_env():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sb3.check_env(_env(), warn=True)
+
+
+def test_the_visual_teacher_is_trained_once_per_data_set_and_read_back_from_disk(tmp_path, monkeypatch):
+    """A fresh process (the main job's workers) reads the teacher's logits from the cache: the same episode, bit for bit."""
+    from icmlgym.envs.vision import lavid
+
+    monkeypatch.setenv("ICMLGYM_HOME", str(tmp_path))
+
+    def run():
+        lavid._TEACHER_CACHE.clear()
+        env = _env()
+        env.reset(seed=5)
+        return [env.step(np.array([6, 3, 2, 0]))[0].tolist() for _ in range(2)]
+
+    first = run()
+    entries = list((tmp_path / "cache" / "vision-teacher").glob("*.npz"))
+    assert len(entries) == 1
+    stamp = entries[0].stat().st_mtime_ns
+    assert run() == first
+    assert entries[0].stat().st_mtime_ns == stamp  # read, not rebuilt

@@ -11,6 +11,9 @@ lets the agent set, each epoch, which soft targets to distil, their weight and t
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 from collections import OrderedDict
 from typing import Any
 
@@ -18,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from icmlgym.cache import Cache, content_key
 from icmlgym.catalog import require_extra
 
 require_extra("vision", what="icmlgym/LanguageToVisualKD-v0")
@@ -36,8 +40,9 @@ TEMPERATURES: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
 OBS_FIELDS: tuple[str, ...] = ("epoch_fraction", "train_loss", "aux_loss", "train_accuracy", "val_accuracy", "val_worst_group_accuracy")
 # Deterministic work kept per process, keyed by everything that determines it: the rendered
 # splits of a data set (runs of other agents or arms on the same seed reuse them) and the visual
-# teacher of a data set (its epochs are still charged to every episode that uses it). Bounded
-# LRU: a findings run or a suite holds at most ~10 data seeds at a time.
+# teacher's logits on a data set (also on disk, in the cache's ``vision-teacher`` namespace, so
+# the main job's fresh worker processes train it once per data set; its epochs are still charged
+# to every episode that uses it). Bounded LRU: a findings run or a suite holds ~10 data seeds at a time.
 _DATA_CACHE: OrderedDict[tuple, tuple] = OrderedDict()
 _TEACHER_CACHE: OrderedDict[tuple, Any] = OrderedDict()
 _CACHE_MAX = 12
@@ -48,6 +53,14 @@ def _remember(cache: OrderedDict, key: tuple, value: Any) -> Any:
     while len(cache) > _CACHE_MAX:
         cache.popitem(last=False)
     return value
+
+
+@functools.lru_cache(maxsize=1)
+def _teacher_code() -> str:
+    """Hash of the code the visual teacher's logits depend on (its trainer and the image generator): part of the disk key."""
+    from icmlgym.corpora import product_images as pi
+
+    return hashlib.sha256((inspect.getsource(ks) + inspect.getsource(pi)).encode()).hexdigest()[:16]
 
 
 def _split(split: str, per_class: int, seed: int, kw: dict[str, Any]) -> tuple[torch.Tensor, np.ndarray, np.ndarray]:
@@ -149,20 +162,28 @@ class LanguageToVisualKDEnv(gym.Env):
         self.y = {s: d[1] for s, d in splits.items()}
         self.groups = {s: d[2] for s, d in splits.items()}
 
-    def _visual_teacher(self) -> ks.Student:
-        key = (tuple(sorted(self.kw.items(), key=str)), self.per_class, self.data_seed, self.teacher_epochs, self.batch, self.lr)
-        net = _TEACHER_CACHE.get(key)
-        if net is None:
-            with fixed_threads(1):
-                net = ks.train_teacher(self.x["train"], torch.as_tensor(self.y["train"]), len(self.class_names), self.teacher_epochs,
-                                       seed=self.data_seed + 7, batch=self.batch, lr=self.lr)
-            _remember(_TEACHER_CACHE, key, net)
+    def _visual_teacher(self) -> torch.Tensor:
+        """The visual teacher's logits on the training images: trained once per data set and kept in the process and on disk."""
+        key = content_key("lavid-visual-teacher", sorted(self.kw.items(), key=str), self.per_class, self.data_seed, self.teacher_epochs,
+                          self.batch, self.lr, _teacher_code(), torch.__version__)
+        logits = _TEACHER_CACHE.get(key)
+        if logits is None:
+            cache = Cache("vision-teacher")
+            with cache.lock(key):  # a second worker on the same data set waits, then reads the entry
+                hit = cache.read_arrays(key)
+                if hit is None:
+                    with fixed_threads(1):
+                        net = ks.train_teacher(self.x["train"], torch.as_tensor(self.y["train"]), len(self.class_names), self.teacher_epochs,
+                                               seed=self.data_seed + 7, batch=self.batch, lr=self.lr)
+                        with torch.no_grad():
+                            hit = {"logits": net(self.x["train"])[0].numpy()}
+                    cache.write_arrays(key, hit)
+            logits = _remember(_TEACHER_CACHE, key, torch.as_tensor(hit["logits"]))
         else:
             _TEACHER_CACHE.move_to_end(key)
         self._teacher_epochs += self.teacher_epochs  # charged to every episode that uses it, trained now or kept
-        with torch.no_grad():
-            self._teacher_logits = net(self.x["train"])[0]
-        return net
+        self._teacher_logits = logits
+        return logits
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
