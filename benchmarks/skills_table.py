@@ -1,6 +1,6 @@
-"""Every SkillNeologism-v0 agent over seeds at a tier: the mean of each metric (the table of docs/skills.md).
+"""Every SkillNeologism agent over seeds at a tier: the mean of each metric (the tables of docs/skills.md).
 
-Run: python benchmarks/skills_table.py [--seeds 10] [--tier smoke]
+Run: python benchmarks/skills_table.py [--env icmlgym/SkillNeologism-v1] [--seeds 10] [--tier smoke] [--agents a,b]
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--tier", default="smoke")
+    ap.add_argument("--env", default=ENV)
+    ap.add_argument("--agents", default=",".join(AGENTS))
     args = ap.parse_args()
-    out = {"load_average": os.getloadavg()[0]}
-    for agent in AGENTS:
-        recs = icmlgym.run(ENV, agent, seeds=list(range(args.seeds)), tier=args.tier)
+    out = {"env": args.env, "load_average": os.getloadavg()[0]}
+    for agent in args.agents.split(","):
+        recs = icmlgym.run(args.env, agent, seeds=list(range(args.seeds)), tier=args.tier)
         bad = [r.error for r in recs if r.status != "ok"]
         if bad:
             raise SystemExit(f"{agent}: {bad[0]}")

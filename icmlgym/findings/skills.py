@@ -1,10 +1,12 @@
-"""Skill neologisms (SkillNeologism-v0): new tokens teach a frozen model new skills without forgetting.
+"""Skill neologisms (SkillNeologism-v1): new tokens teach a frozen model new skills without forgetting.
 
 The independent unit is the run seed: it draws every training, evaluation and final batch, the
-same for both arms of a comparison (the frozen model is the shipped ``skill-lm``, seed 0). The
-new skills are ``shift4`` (a map) and ``rot3`` (a permutation), never seen in pre-training.
-Every arm runs at the smoke tier (50 oracle steps of 16 prompts per skill; final measurement on
-64 prompts per task).
+same for both arms of a comparison (the frozen model is the shipped ``skill-chain-lm``, seed 0,
+whose held-out skills exist in pre-training only as two-token chains). The new skills are
+``shift4`` (a map) and ``rot3`` (a permutation). Every arm runs at the smoke tier (50 oracle
+steps of 16 prompts per skill; final measurement on 64 prompts per task). On v0's model
+(``skill-lm``, which never computed its held-out skills) the same claims were measured once and
+are reported in docs/skills.md.
 
 Midtraining (MidtrainingSchedule-v0): the unit is the run seed (initialisation, every batch,
 the held-out sets), the same for both arms; smoke tier, target ``code`` (far). The claims that
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
 
-E = "icmlgym/SkillNeologism-v0"
+E = "icmlgym/SkillNeologism-v1"
 SOURCE = "Skill neologisms: teaching a language model new skills with new vocabulary tokens (ICML 2026)"
 
 NEOLOGISM = Arm("neologism (new token rows only)", E, "skills-neologism")
@@ -36,8 +38,8 @@ FINDINGS = [
         direction="greater",
         unit="seed (training and evaluation batches)",
         min_effect=0.1,
-        expected=NOT_AT_SCALE,
-        note="observed +0.001 [0, 0.002]: the frozen model has no procedure for a skill it never computed; a new row re-finds existing skills (docs/skills.md)",
+        expected=HOLDS,
+        note="v1 (chain model), seeds 0-9: +0.413 [0.398, 0.428], the mean of shift4 (learned) and rot3 (0: the model never learned the rotation chains); on v0's model +0.001 [0, 0.002], not at our scale (docs/skills.md)",
     ),
     Finding(
         id="skills-full-ft-forgets-neologism-does-not",
@@ -74,7 +76,7 @@ FINDINGS = [
         direction="greater",
         unit="seed (training and evaluation batches)",
         expected=NOT_AT_SCALE,
-        note="pair_gain = exact match with both new tokens minus the better of the two with one token; 0 in every unit, as neither neologism learns its skill",
+        note="pair_gain = exact match with both new tokens minus the better of the two with one token; v1 seeds 0-9: -0.002 [-0.005, 0]: the rot3 neologism learns nothing (the model has no rotation chain), so the pair cannot do the composed task",
     ),
 ]
 

@@ -4,7 +4,9 @@
 small transformer pre-trained on a library of token-invoked skills, frozen; an agent teaches it
 held-out skills by optimising new token embeddings (the paper's neologisms) or, as baselines, a
 prefix, low-rank or full weight updates, or in-context demonstrations, with gradients from a
-budgeted oracle. ``icmlgym/MidtrainingSchedule-v0`` (:mod:`~icmlgym.envs.skills.midtraining`):
+budgeted oracle. ``icmlgym/SkillNeologism-v1``
+(:mod:`~icmlgym.envs.skills.neologism_chain`): the same task on ``skill-chain-lm``, whose held-out
+skills exist in pre-training as two-token chains. ``icmlgym/MidtrainingSchedule-v0`` (:mod:`~icmlgym.envs.skills.midtraining`):
 one training run in chunks, the agent mixes general and specialised data sources per chunk,
 then a fixed post-training phase on the target. docs/skills.md has the findings.
 """
@@ -46,6 +48,29 @@ CARDS = [
         score_refs={"smoke": (0.0, 0.0)},
         suites=("skills",),
         description="teach a frozen skill model unseen skills through new token embeddings (budgeted gradient oracle); accuracy, retention, composition",
+    ),
+    TaskCard(
+        id="icmlgym/SkillNeologism-v1",
+        family="skills",
+        paper=PAPER,
+        entry_point="icmlgym.envs.skills.neologism_chain:SkillNeologismChainEnv",
+        kind="single",
+        primary_metric="new_skill_accuracy",
+        direction="max",
+        cost_units=("backward_passes", "gradient_prompts", "eval_prompts", "context_tokens"),
+        tiers={
+            "smoke": Tier(episodes=1, env_kwargs={"n_steps": 50, "batch_size": 16, "eval_size": 8, "final_size": 64}, seeds=3),
+            "standard": Tier(episodes=1, env_kwargs={"n_steps": 100, "batch_size": 64, "eval_size": 32, "final_size": 256}, seeds=10),
+            "full": Tier(episodes=1, env_kwargs={"n_steps": 300, "batch_size": 64, "eval_size": 64, "final_size": 512}, seeds=10),
+        },
+        extra="skills",
+        reference_agent="skills-neologism",
+        baselines=NEOLOGISM_BASELINES,
+        # mean new_skill_accuracy over seeds 0-2 at smoke of `random` and the reference
+        # (`python benchmarks/skills_refs.py icmlgym/SkillNeologism-v1`)
+        score_refs={"smoke": (0.0, 0.4219)},
+        suites=("skills",),
+        description="v0's task on the chain-library skill model (held-out skills exist as two-token chains): one new token names a procedure the model has",
     ),
     TaskCard(
         id="icmlgym/MidtrainingSchedule-v0",
