@@ -1,6 +1,6 @@
 """The cost of isolation: the evaluator/agent channel per step, and the start of a sandbox.
 
-    python benchmarks/sandbox_channel.py [--rounds 7] [--steps 1000] [--json out.json]
+    python benchmarks/sandbox_channel.py [--rounds 7] [--steps 1000] [--starts 5] [--json out.json]
 
 Per step, on Bandit-v0 with 1,000-step episodes and UCB1, interleaved in each round:
 
@@ -10,13 +10,18 @@ Per step, on Bandit-v0 with 1,000-step episodes and UCB1, interleaved in each ro
   through :class:`icmlgym.runner.evaluator.RemoteAgent` (one frame each way per step);
 - ``bare``: the limit: a raw round trip over the same kind of socket to a Python echo
   process, of the same message sizes the channel sent and received (mean bytes
-  per frame each way), with no encoding.
-
+  per frame each way), with no encoding;
 - ``machinery``: the channel alone: the same frames (a float32[2] observation, a float
   reward, a ``{"cost": ...}`` info out; an int action back) between an evaluator loop
   and the real agent host with a no-op agent, with no env (:class:`NoOpAgent`), to
   split the channel's overhead into its own code and what the env and the agent cost
-  more when they run in two processes (their caches go cold at every switch).
+  more when they run in two processes (their caches go cold at every switch);
+- ``inprocess+bare``: the in-process episode plus one bare round trip per step (what
+  switching to another process once a step costs, with no channel code at all).
+
+Each row gives, per step: wall time; CPU time of both ends and of the far end alone,
+and the time both ends waited for a CPU while runnable, all from the scheduler's own
+nanosecond accounting (``/proc/<pid>/task/<tid>/schedstat``, every thread).
 
 The channel's overhead per step is ``channel - inprocess``; the target is at most
 2x ``bare``. The sandbox start is the time from starting the agent's process to its
