@@ -91,7 +91,10 @@ def test_missing_aihwkit_and_unknown_backends_are_named(monkeypatch):
         CIMRobustTrainingEnv(backend="spice")
     with pytest.raises(ValueError, match="train_noise_type must be 'mismatch' .* or 'aihwkit' .*, got 'gauss'"):
         CIMRobustTrainingEnv(train_noise_type="gauss")
+    from icmlgym.catalog import MissingExtraError
+
     monkeypatch.setattr(aihwkit_backend, "available", lambda: False)
     for kw in ({"backend": "aihwkit"}, {"train_noise_type": "aihwkit"}):
-        with pytest.raises(ValueError, match=r"needs aihwkit: pip install --no-deps aihwkit==1\.1\.0"):
+        with pytest.raises(MissingExtraError, match=r"needs aihwkit: pip install --no-deps aihwkit==1\.1\.0") as err:
             CIMRobustTrainingEnv(**kw)
+        assert err.value.extra == "cim"

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import torch
 
-from icmlgym.catalog import imports_available
+from icmlgym.catalog import MissingExtraError, imports_available
 
 INSTALL = "pip install --no-deps aihwkit==1.1.0 (extra [cim]; its metadata pulls torchvision, so install it without dependencies)"
 G_MAX_US = 25.0  # the PCM model's maximal conductance (uS), as in our own model
@@ -37,10 +37,19 @@ def available() -> bool:
     return imports_available(("aihwkit",))
 
 
+class AihwkitMissingError(MissingExtraError):
+    """The project's missing-extra error for ``[cim]``, naming the ``--no-deps`` install that works."""
+
+    def __init__(self) -> None:
+        super().__init__("cim", "the aihwkit backend", "aihwkit")
+        self.msg = f"the aihwkit backend needs aihwkit: {INSTALL}"
+        self.args = (self.msg,)
+
+
 def require() -> None:
-    """A ValueError naming the install command when aihwkit is missing."""
+    """Raise :class:`AihwkitMissingError` (a :class:`~icmlgym.catalog.MissingExtraError`) when aihwkit is missing."""
     if not available():
-        raise ValueError(f"the aihwkit backend needs aihwkit: {INSTALL}")
+        raise AihwkitMissingError()
 
 
 def hwa_noise(weights: Sequence[torch.Tensor], std_dev: float, seed: int) -> list[torch.Tensor]:
@@ -92,4 +101,4 @@ def pcm_drift_accuracy(weights: Sequence[torch.Tensor], biases: Sequence[torch.T
     return out
 
 
-__all__ = ["INSTALL", "available", "hwa_noise", "pcm_drift_accuracy", "require"]
+__all__ = ["INSTALL", "AihwkitMissingError", "available", "hwa_noise", "pcm_drift_accuracy", "require"]
