@@ -138,6 +138,6 @@ FINDINGS = [
         direction="greater",
         unit="seed",
         expected=NOT_AT_SCALE,
-        note="observed 0.254 vs 0.233, +0.021 [-0.008, +0.058] over seeds 0-9 (smoke): the SAPO draft (150 REINFORCE steps) does not raise acceptance measurably; its own training reward did not rise (0.105 -> 0.074, first and last 20 steps)",
+        note="observed 0.254 vs 0.233, +0.021 [-0.008, +0.058] over seeds 0-9 (smoke): the SAPO draft (150 REINFORCE steps) does not raise acceptance measurably; its own training reward did not rise (0.105 -> 0.074, first and last 20 steps); at the standard tier (sapo_budget standard: 600 steps of 32 lines) 0.223 vs 0.233, -0.009 [-0.040, 0.019], not at our scale either",
     ),
 ]

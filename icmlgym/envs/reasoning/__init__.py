@@ -70,7 +70,7 @@ CARDS = [
         # model; 40 episodes: random mixes lossless token-level steps in, and 12 episodes put it above tbvm)
         score_refs={"smoke": (0.229, 0.323)},
         suites=("reasoning",),
-        description="accept or reject each draft-written reasoning step (the target writes rejected ones); accuracy against target passes",
+        description="accept, reject (the target writes the step) or verify token by token each draft-written reasoning step; accuracy against target passes",
         resources=Resources(num_cpus=1, device=True),
     ),
 ]
