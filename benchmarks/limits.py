@@ -124,11 +124,12 @@ def _plain_bandit(agent: str, means: np.ndarray, horizon: int, env_seed: int, ag
             else:
                 v = sums / counts + np.sqrt(2.0 * np.log(t) / counts)
                 a = int(v.argmax())
-                if np.count_nonzero(v == v[a]) > 1:  # ties: the next block uniform picks one, as the agent does
-                    if not ties:
-                        ties = rng.random(256).tolist()[::-1]
+                if not ties:  # one tie-break uniform per decision, tie or not, 256 at a time, as the agent
+                    ties = rng.random(256).tolist()[::-1]
+                u = ties.pop()
+                if np.count_nonzero(v == v[a]) > 1:
                     tied = np.flatnonzero(v == v[a])
-                    a = int(tied[int(ties.pop() * len(tied))])
+                    a = int(tied[int(u * len(tied))])
         else:  # bandit-thompson: Beta samples from blocks of Marsaglia-Tsang candidates
             if pos == steps:
                 xs, us, sq = _plain_beta_blocks(rng, k, steps)
@@ -216,6 +217,8 @@ def row_batched(args) -> list[dict]:
     rows = []
     entries = [("icmlgym/Bandit-v0", a) for a in ("random", "ucb1", "bandit-thompson")]
     entries += [("icmlgym/RepeatedGameVsFTRL-v0", a) for a in ("games-exp3", "ucb1", "random")]
+    if args.agents:
+        entries = [(e, a) for e, a in entries if a in args.agents.split(",")]
     for env_id, agent in entries:
         tasks = make_tasks(env_id, agent, seeds=64, tier="smoke")
         execute_batch(tasks[:2])
@@ -531,6 +534,7 @@ ROWS = {"bandit": row_bandit, "batched": row_batched, "hedge": row_hedge, "sketc
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default=",".join(ROW_NAMES))
+    ap.add_argument("--agents", default="", help="batched row: only these agents (comma-separated; default all)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=20_000, help="bandit steps per episode")
     ap.add_argument("--rounds", type=int, default=5_000, help="Hedge rounds")

@@ -10,9 +10,10 @@ with array arithmetic that is the same elementwise for one seed and for N. Singl
 and twin share the classes below (the single agent is a batch of one), so their records
 are bit for bit equal (``tests/core/test_batched.py``).
 
-- :class:`UniformBlocks`: uniforms in [0, 1) for tie-breaks, taken only when needed.
-  A uniform choice among ``n`` maxima is ``int(u * n)``; its probabilities differ from
-  ``1/n`` by less than ``n / 2**53``.
+- :class:`UniformBlocks`: uniforms in [0, 1) for tie-breaks, one per argmax decision (tie or
+  not, so that a batch in lock step takes one column of its block per step). A uniform
+  choice among ``n`` maxima is ``int(u * n)``; its probabilities differ from ``1/n`` by less
+  than ``n / 2**53``.
 - :class:`BetaBlocks`: Beta(a, b) vectors as ``G_a / (G_a + G_b)``, each Gamma variate by
   Marsaglia & Tsang's (2000) rejection method from a block of normals and uniforms:
   two candidates (a normal and a uniform each) per variate per step, and a scalar
@@ -57,6 +58,18 @@ class UniformBlocks:
         self.pos[i] += 1
         return u
 
+    def take_all(self) -> np.ndarray:
+        """The next uniform of every generator, when all are at the same position (a batch in lock step)."""
+        p = int(self.pos[0])
+        if not (self.pos == p).all():
+            return self.take_rows(np.arange(len(self.rngs)))
+        if p >= self.block:
+            for i in range(len(self.rngs)):
+                self._refill(i)
+            p = 0
+        self.pos += 1
+        return self.buf[:, p].copy()
+
     def take_rows(self, rows: np.ndarray) -> np.ndarray:
         """The next uniform of each generator in ``rows`` (distinct indices), as one array."""
         for i in rows[self.pos[rows] >= self.block].tolist():
@@ -67,10 +80,20 @@ class UniformBlocks:
 
 
 def pick_ties(eq: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Row-wise: the ``int(u * n)``-th True of each row of ``eq`` (``n`` its Trues), as column indices."""
+    """Row-wise: the ``int(u * n)``-th True of each row of ``eq`` (``n`` its Trues), as column indices (0 without any)."""
     n = np.count_nonzero(eq, axis=1)
     r = (u * n).astype(np.int64) + 1
     return (eq & (np.cumsum(eq, axis=1) == r[:, None])).argmax(axis=1)
+
+
+def argmax_ties(values: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row-wise argmax, a row with tied maxima picking the ``int(u * n)``-th of its ``n`` maxima."""
+    eq = values == values.max(axis=1)[:, None]
+    best = pick_ties(eq, u)
+    nan = ~eq.any(axis=1)  # NaN rows have no maximum equal to itself: argmax's first NaN, as the single agent
+    if nan.any():
+        best[nan] = values[nan].argmax(axis=1)
+    return best
 
 
 def beta_block_steps(n_arms: int) -> int:
@@ -202,4 +225,4 @@ class BetaBlocks:
         return ga / (ga + g[:, self.k :])
 
 
-__all__ = ["ATTEMPTS", "BetaBlocks", "TIE_BLOCK", "UniformBlocks", "beta_block_steps", "pick_ties"]
+__all__ = ["ATTEMPTS", "BetaBlocks", "TIE_BLOCK", "UniformBlocks", "argmax_ties", "beta_block_steps", "pick_ties"]

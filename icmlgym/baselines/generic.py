@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
-from icmlgym.baselines.draws import UniformBlocks
+from icmlgym.baselines.draws import TIE_BLOCK
 
 
 class RandomAgent(BaseAgent):
@@ -40,7 +40,8 @@ class DiscreteValueAgent(BaseAgent):
         self.sums = np.zeros(self.n)
         self.t = 0
         self._untried = self.n  # actions never played (their count is 0)
-        self._ties = UniformBlocks([self.np_random])  # tie-break uniforms, drawn a block at a time
+        self._tie_block: list[float] = []  # tie-break uniforms, TIE_BLOCK at a time (draws.UniformBlocks' stream)
+        self._tie_pos = TIE_BLOCK
 
     def update(self, obs, action, reward, next_obs, terminated, truncated, info) -> None:
         a = int(action) - self.start
@@ -55,7 +56,15 @@ class DiscreteValueAgent(BaseAgent):
         return int((self.counts == 0).argmax()) if self._untried else None
 
     def _argmax(self, values: np.ndarray) -> int:
-        """The index of the maximum; ties broken uniformly by the next tie-break uniform of the agent's generator."""
+        """The index of the maximum; ties broken uniformly by a tie-break uniform.
+
+        Every call takes the next uniform of the agent's tie-break block, tie or not (one per
+        decision: the vector twins take one per seed and step, as one array)."""
+        if self._tie_pos == TIE_BLOCK:
+            self._tie_block = self.np_random.random(TIE_BLOCK).tolist()
+            self._tie_pos = 0
+        u = self._tie_block[self._tie_pos]
+        self._tie_pos += 1
         i = int(values.argmax())
         if self.n <= 32:  # Python list ops beat numpy's per-call overhead on short vectors
             vals = values.tolist()
@@ -64,7 +73,7 @@ class DiscreteValueAgent(BaseAgent):
         elif np.count_nonzero(values == values[i]) == 1:
             return i
         ties = np.flatnonzero(values == values[i])
-        return int(ties[int(self._ties.take() * len(ties))])  # = draws.pick_ties, which the vector twins use
+        return int(ties[int(u * len(ties))])  # = draws.pick_ties, which the vector twins use
 
 
 class EpsilonGreedyAgent(DiscreteValueAgent):

@@ -18,7 +18,7 @@ import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import VectorBaseAgent
-from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, pick_ties
+from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, argmax_ties
 
 _BLOCK = 1024  # uniform action indices drawn per generator call (the same stream as one call per step)
 
@@ -89,16 +89,11 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         return rows, zero.argmax(axis=1)
 
     def _argmax(self, values: np.ndarray, seeds: np.ndarray | None = None) -> np.ndarray:
-        """Row-wise argmax; a tied row picks among its maxima with its seed's next tie-break uniform (as the single agent).
+        """Row-wise argmax, ties broken by each seed's next tie-break uniform (one per decision, as the single agent).
 
         ``seeds``: the seed index of each row of ``values`` (default: row ``i`` is seed ``i``)."""
-        best = values.argmax(axis=1)
-        eq = values == values.max(axis=1)[:, None]  # max is the value at argmax (NaN rows: no ties, as the single agent)
-        tied = np.flatnonzero(np.count_nonzero(eq, axis=1) > 1)
-        if len(tied):
-            u = self._ties.take_rows(tied if seeds is None else np.asarray(seeds)[tied])
-            best[tied] = pick_ties(eq[tied], u)
-        return best
+        u = self._ties.take_all() if seeds is None else self._ties.take_rows(np.asarray(seeds))
+        return argmax_ties(values, u)
 
 
 class VectorEpsilonGreedyAgent(_VectorDiscreteValueAgent):
@@ -127,9 +122,10 @@ class VectorEpsilonGreedyAgent(_VectorDiscreteValueAgent):
                 continue
             row = values[i]
             b = int(best[i])
+            u = self._ties.take(i)  # one tie-break uniform per exploiting decision, as the single agent
             if np.count_nonzero(row == top[i]) > 1:
                 ties = np.flatnonzero(row == top[i])
-                b = int(ties[int(self._ties.take(i) * len(ties))])
+                b = int(ties[int(u * len(ties))])
             out[i] = b
         return out + self.start
 

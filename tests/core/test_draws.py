@@ -86,3 +86,23 @@ def test_uniform_blocks_are_the_generators_stream() -> None:
     rows = np.array([1])
     got = np.concatenate([blocks.take_rows(rows) for _ in range(10)])
     np.testing.assert_array_equal(got, np.random.default_rng(4).random(16)[:10])
+
+
+def test_argmax_ties_is_the_single_agents_choice() -> None:
+    rng = np.random.default_rng(9)
+    values = rng.integers(0, 3, (400, 5)).astype(np.float64)  # many ties
+    values[7, 2] = np.nan
+    values[8] = np.nan
+    u = rng.random(400)
+    got = draws.argmax_ties(values, u)
+    for row, uu, g in zip(values, u, got):
+        i = int(row.argmax())
+        ties = np.flatnonzero(row == row[i])
+        assert g == (i if len(ties) <= 1 else ties[int(uu * len(ties))])
+
+
+def test_take_all_is_each_generators_stream() -> None:
+    blocks = UniformBlocks([np.random.default_rng(s) for s in (3, 4, 5)], block=8)
+    got = np.stack([blocks.take_all() for _ in range(20)], axis=1)
+    for row, s in zip(got, (3, 4, 5)):
+        np.testing.assert_array_equal(row, np.random.default_rng(s).random(24)[:20])
