@@ -9,7 +9,14 @@ of labelled transitions of the unseen context beside the 64 of the training cont
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
+from icmlgym.findings.claims import (
+    DOES_NOT_HOLD,
+    HOLDS,
+    NOT_AT_SCALE,
+    Arm,
+    Finding,
+    Mean,
+)
 
 E = "icmlgym/LatentActionTransfer-v0"
 SOURCE = "Olaf-World: transferable latent actions from unlabelled video via Seq-Delta-REPA (ICML 2026)"
