@@ -6,9 +6,10 @@ Runs the declared comparisons of icmlgym/findings/split.py (digits) and the same
 1-D signals (or any ``DATA[:ARCH]``, e.g. ``products:cnn``: the product images through the
 constant-width CNN), prints the findings table and, per data type, the ratio of mean reconstruction
 errors (R_c^2 split / shallow split; logits / last hidden block). Then the confounding check:
-per classifier, the attacker's error at every block (no noise) and whether the largest rise of
-error between consecutive blocks falls where R_c^2 / total variance drops most (all hidden blocks
-have the same width, so the dimension cannot explain a jump between them).
+per classifier, the attacker's error at every block (no noise), the block where the error rises most
+over the previous block, and how often each predictor names it: the R_c^2 criterion, the dimension
+(the block where the output dimension falls most: the logits, since all hidden blocks have the same
+width), the total variance (largest change), and a uniformly drawn block (chance).
 """
 
 from __future__ import annotations
@@ -62,22 +63,28 @@ def _spec(spec: str) -> tuple[str, str]:
 
 
 def jumps(spec: str, units: int, attacker: str = "inverse-net") -> None:
+    """Per classifier: the error at every block (no noise), the block of the largest error rise, and how
+    each predictor of :mod:`icmlgym.envs.split.criteria` hits it (the declared jump findings' statistic)."""
     import icmlgym
-    from icmlgym.envs.split.split_env import gpz_block
+    from icmlgym.envs.split.criteria import PREDICTORS, jump_hits
 
-    agree, rows = 0, []
+    hits: dict[str, list[float]] = {}
+    rows, where = [], []
     for u in range(units):
         data, arch = _spec(spec)
         width = {"width": CNN_WIDTH} if arch != "mlp" else {}
         env = icmlgym.make("icmlgym/SplitInference-v0", data=data, arch=arch, model_seed=u, attacker=attacker, **width).unwrapped
-        obs, _ = env.reset(seed=0)
+        env.reset(seed=0)
         err = np.array([env._result(b, 0).normalised_error for b in range(env.n_blocks)])
-        jump = int(np.argmax(np.diff(err))) + 1  # the block whose error rises most over the previous block's
-        drop = gpz_block(obs["blocks"][:, 4])
-        agree += jump == drop
+        h = jump_hits(err, env.model.table)
+        for k, v in h.items():
+            hits.setdefault(k, []).append(v)
         rows.append(err)
+        where.append(int(h["jump_block"]))
     mean = np.mean(rows, 0)
-    print(f"{spec} ({attacker}): mean error per block {np.round(mean, 3).tolist()}; largest error rise at the R_c^2 block in {agree}/{units} classifiers")
+    rates = ", ".join(f"{p} {np.sum(hits[f'jump_at_{p}']):.3g}/{units}" for p in (*PREDICTORS, "chance"))
+    print(f"{spec} ({attacker}): mean error per block {np.round(mean, 3).tolist()}; block of the largest error rise per "
+          f"classifier {where}; hits on it: {rates}")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ FINDINGS = family_findings("split")
 
 @pytest.fixture(scope="module")
 def results():
-    return evaluate_declared(FINDINGS)
+    return evaluate_declared(FINDINGS, executor="process", workers=2)
 
 
 @pytest.mark.finding
@@ -39,3 +39,14 @@ def test_arms_shared_between_findings_are_the_same_runs(results):
     assert rc2.effect.n == 10
     assert (rc2.treatment >= rc2.control).all(), (rc2.treatment, rc2.control)
     assert results["split-rc2-beats-shallow-signals"].effect.n == 10
+
+
+def test_the_jump_findings_read_one_set_of_oracle_runs(results):
+    """Both nulls of a data type see the same runs: the R_c^2 hit is one 0/1 per classifier, so the two gaps
+    differ by the nulls' hits only (chance 1/4 per classifier; the logits 0 or 1)."""
+    for suffix in ("", "-signals", "-products"):
+        chance = results[f"split-jump-follows-rc2-not-chance{suffix}"].treatment
+        dim = results[f"split-jump-follows-rc2-not-dimension{suffix}"].treatment
+        hit_rc2 = chance + 0.25
+        assert set(hit_rc2.round(9)) <= {0.0, 1.0}, hit_rc2
+        assert set((hit_rc2 - dim).round(9)) <= {0.0, 1.0}, (hit_rc2, dim)

@@ -36,7 +36,7 @@ def test_rc2_statistics_of_a_known_configuration():
 
 
 def test_gpz_block_finds_the_largest_drop_between_blocks():
-    from icmlgym.envs.split.split_env import gpz_block
+    from icmlgym.envs.split.criteria import gpz_block
 
     ratios = [0.9, 0.5, 0.45, 0.1, 0.08]  # input, then four blocks
     assert gpz_block(ratios) == 2  # the drop 0.45 -> 0.1 is into block 2
@@ -123,6 +123,37 @@ def test_the_agents_follow_their_rules():
     assert m["split-rc2"]["attacks"] == 0 and m["split-rc2"]["split_depth"] == m["split-rc2"]["gpz_depth"]
     assert m["split-oracle"]["attacks"] == 5
     assert m["split-shallow-noise"]["split_depth"] == 1 and m["split-shallow-noise"]["attacks"] >= 2
+    o = m["split-oracle"]  # every block attacked without noise: where the error jumps, and who said so
+    assert 1 <= o["jump_block"] <= 4 and o["jump_at_chance"] == 0.25
+    assert o["jump_at_rc2"] == float(o["jump_block"] == o["gpz_depth"] - 1)
+    assert o["jump_at_dimension"] == float(o["jump_block"] == 4)  # constant width: only the logits block is narrower
+    assert "jump_block" not in m["split-rc2"]  # no probes, no error profile
+
+
+def test_the_jump_predictors_on_a_known_profile():
+    from icmlgym.envs.split.criteria import (
+        error_jump_block,
+        jump_hits,
+        predicted_blocks,
+    )
+
+    # input, then four blocks: dims 64 64 64 10; R_c^2 ratio drops most into block 2; total variance changes most into block 1
+    table = np.zeros((5, 6))
+    table[:, 0] = [64, 64, 64, 64, 10]
+    table[:, 3] = [1.0, 1.0, 9.0, 8.0, 7.0]
+    table[:, 4] = [0.9, 0.8, 0.7, 0.2, 0.1]
+    assert predicted_blocks(table) == {"rc2": [2], "dimension": [3], "variance": [1]}
+    assert error_jump_block([0.1, 0.2, 0.6, 0.65]) == 2
+    hits = jump_hits([0.1, 0.2, 0.6, 0.65], table)
+    assert hits == {"jump_block": 2.0, "jump_at_chance": pytest.approx(1 / 3), "jump_at_rc2": 1.0,
+                    "jump_at_dimension": 0.0, "jump_at_variance": 0.0}
+    table[:, 0] = 64  # no block narrower than the previous one: the dimension predictor ties all three candidates
+    assert predicted_blocks(table)["dimension"] == [1, 2, 3]
+    assert jump_hits([0.1, 0.2, 0.6, 0.65], table)["jump_at_dimension"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="finite error for each of at least two blocks"):
+        error_jump_block([0.1, float("nan")])
+    with pytest.raises(ValueError, match="errors has 3 entries, the table 4 blocks"):
+        jump_hits([0.1, 0.2, 0.3], table)
 
 
 @pytest.mark.parametrize("attacker", ["decoder-large", "rmle"])

@@ -15,29 +15,13 @@ from icmlgym.envs.split.attack import (
     cached_attack,
     defended_accuracy,
 )
+from icmlgym.envs.split.criteria import gpz_block, jump_hits
 from icmlgym.envs.split.model import ARCHS, COLUMNS, DATA_TYPES, SplitModel, split_model
 from icmlgym.nn.counters import CostMeter
 
 PROBE, COMMIT = 0, 1
 DEFAULT_NOISE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0)
 DEFAULT_WIDTH: dict[str, int] = {"mlp": 64, "cnn": 8}  # units of an MLP block, channels of a CNN block
-
-
-def gpz_block(ratios: np.ndarray, include_input: bool = False) -> int:
-    """The R_c^2 criterion: the 0-based block after the largest drop of R_c^2 / total variance.
-
-    ``ratios`` has one entry for the input and one per block (the ``rc2_ratio`` column).
-    By default the drops compared are those between consecutive blocks (candidate split
-    points): the drop into block ``b >= 1`` is ``ratios[b] - ratios[b + 1]``. With
-    ``include_input`` the drop from the raw input into block 0 competes too.
-    """
-    r = np.asarray(ratios, dtype=np.float64)
-    if r.ndim != 1 or len(r) < 3:
-        raise ValueError(f"ratios must hold the input's and at least two blocks' ratios, got shape {r.shape}")
-    if include_input:
-        return int(np.argmax(r[:-1] - r[1:]))
-    blocks = r[1:]
-    return int(np.argmax(blocks[:-1] - blocks[1:])) + 1
 
 
 class SplitInferenceEnv(gym.Env):
@@ -109,7 +93,11 @@ class SplitInferenceEnv(gym.Env):
     ``recon_error``, ``recon_mse``, ``accuracy``, ``accuracy_clean``, ``accuracy_lost``,
     ``edge_flop_share``, ``split_depth`` (blocks on the edge, 1..L), ``noise_scale``,
     ``rc2_ratio`` (at the split), ``gpz_depth`` (the R_c^2 criterion's split, for
-    analysis), ``model_seed``, ``is_logits``, ``attacks`` (attacks trained by probes), ``committed``.
+    analysis), ``model_seed``, ``is_logits``, ``attacks`` (attacks trained by probes), ``committed``;
+    when every block was probed without noise (``split-oracle`` does), also ``jump_block`` (the
+    block whose error rises most over the previous one) and ``jump_at_rc2``, ``jump_at_dimension``,
+    ``jump_at_variance``, ``jump_at_chance``: how each predictor of
+    :mod:`icmlgym.envs.split.criteria` hits that block (1, 0, or 1/k for k tied blocks).
 
     ## Version History
     v0: first version; later additions that leave the defaults' behaviour unchanged: the
@@ -274,7 +262,9 @@ class SplitInferenceEnv(gym.Env):
         reward = res.normalised_error - self.weights["w_accuracy"] * lost - self.weights["w_flops"] * share
         self._return += reward
         gpz = gpz_block(m.table[:, 4])
-        return reward, {
+        # every block attacked without noise (e.g. by split-oracle): where the error jumps, and which predictor said so
+        jumps = jump_hits(self._probes[:, 0], m.table) if np.all(self._probes[:, 0] >= 0) else {}
+        return reward, {**jumps,
             "utility": float(self._return), "recon_error": float(res.normalised_error), "recon_mse": float(res.mse),
             "accuracy": acc, "accuracy_clean": float(m.accuracy), "accuracy_lost": float(lost), "edge_flop_share": share,
             "split_depth": float(block + 1), "noise_scale": float(self.noise_levels[level]),
