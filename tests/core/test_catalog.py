@@ -95,3 +95,15 @@ def test_suites():
     assert ("icmlgym/Bandit-v0", {}) in icmlgym.suite("smoke")
     with pytest.raises(KeyError, match="did you mean"):
         icmlgym.suite("smok")
+
+
+def test_making_a_superseded_version_does_not_warn() -> None:
+    # SkillNeologism-v0 stays a benchmark entry beside -v1; gymnasium would call it out of date
+    import warnings
+
+    import icmlgym
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env = icmlgym.make("icmlgym/SkillNeologism-v0")
+    env.close()
