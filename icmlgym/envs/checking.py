@@ -64,9 +64,6 @@ ALLOWED_WARNINGS: tuple[tuple[str, str], ...] = (
     # torch 2.13 deprecates torch.jit.script_method, which transformers' model code still calls when
     # a model first loads (LayerOOD-v0 encodes its corpus under a cold ICMLGYM_HOME): third-party, not the env's
     (r"`torch\.jit\.script_method` is deprecated", "transformers' use of torch.jit under torch 2.13"),
-    # Gymnasium's notice on making a -vN whose -v(N+1) is registered: the older version stays on purpose
-    # (SkillNeologism-v0 beside v1, each with its own model)
-    (r"The environment icmlgym/\S+ is out of date\. You should consider upgrading", "an older version kept beside its successor"),
 )
 # stable-baselines3's check_env advice that is fine for a benchmark env (everything else it warns
 # about, e.g. "not supported by Stable-Baselines3", is an error)

@@ -39,33 +39,16 @@ def _discrete(space: spaces.Discrete) -> Callable[[Any], bool]:
     return contains
 
 
-def _small_box(space: spaces.Box) -> Callable[[Any], bool]:
+def _small_array(space: spaces.Box | spaces.MultiDiscrete, low: np.ndarray, high: np.ndarray) -> Callable[[Any], bool]:
+    """A small array of the space's own dtype and shape, every element within ``[low, high]``."""
     dtype = space.dtype
     shape = space.shape
-    low = space.low.ravel().tolist()
-    high = space.high.ravel().tolist()
-    pairs = list(zip(low, high))
+    pairs = list(zip(np.broadcast_to(low, shape).ravel().tolist(), np.broadcast_to(high, shape).ravel().tolist()))
     slow = space.contains
 
     def contains(x: Any) -> bool:
         if type(x) is np.ndarray and x.dtype == dtype and x.shape == shape:
             # Python comparisons are False for NaN, exactly as numpy's are
-            if all(lo <= v <= hi for v, (lo, hi) in zip(x.ravel().tolist(), pairs)):
-                return True
-        return slow(x)
-
-    return contains
-
-
-def _small_multidiscrete(space: spaces.MultiDiscrete) -> Callable[[Any], bool]:
-    dtype = space.dtype
-    shape = space.shape
-    start = np.broadcast_to(space.start, shape)
-    pairs = list(zip(start.ravel().tolist(), (start + (space.nvec - 1)).ravel().tolist()))
-    slow = space.contains
-
-    def contains(x: Any) -> bool:
-        if type(x) is np.ndarray and x.dtype == dtype and x.shape == shape:
             if all(lo <= v <= hi for v, (lo, hi) in zip(x.ravel().tolist(), pairs)):
                 return True
         return slow(x)
@@ -81,9 +64,10 @@ def contains_fn(space: spaces.Space) -> Callable[[Any], bool]:
     if type(space) is spaces.Discrete:
         return _discrete(space)
     if type(space) is spaces.Box and int(np.prod(space.shape)) <= _SMALL_BOX:
-        return _small_box(space)
+        return _small_array(space, space.low, space.high)
     if type(space) is spaces.MultiDiscrete and int(np.prod(space.shape)) <= _SMALL_BOX:
-        return _small_multidiscrete(space)
+        start = np.broadcast_to(space.start, space.shape)
+        return _small_array(space, start, start + (space.nvec - 1))
     return space.contains
 
 

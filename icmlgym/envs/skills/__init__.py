@@ -24,6 +24,14 @@ NEOLOGISM_BASELINES: tuple[str, ...] = (
     "skills-no-token", "skills-nearest-token", "skills-in-context", "skills-prefix", "skills-lora", "skills-full-ft", "random",
 )
 
+# SkillNeologism-v0 and -v1 pose the same task on two models: one budget and one cost model
+NEOLOGISM_COST_UNITS = ("backward_passes", "gradient_prompts", "eval_prompts", "context_tokens")
+NEOLOGISM_TIERS = {
+    "smoke": Tier(episodes=1, env_kwargs={"n_steps": 50, "batch_size": 16, "eval_size": 8, "final_size": 64}, seeds=3),
+    "standard": Tier(episodes=1, env_kwargs={"n_steps": 100, "batch_size": 64, "eval_size": 32, "final_size": 256}, seeds=10),
+    "full": Tier(episodes=1, env_kwargs={"n_steps": 300, "batch_size": 64, "eval_size": 64, "final_size": 512}, seeds=10),
+}
+
 CARDS = [
     TaskCard(
         id="icmlgym/SkillNeologism-v0",
@@ -33,12 +41,8 @@ CARDS = [
         kind="single",
         primary_metric="new_skill_accuracy",
         direction="max",
-        cost_units=("backward_passes", "gradient_prompts", "eval_prompts", "context_tokens"),
-        tiers={
-            "smoke": Tier(episodes=1, env_kwargs={"n_steps": 50, "batch_size": 16, "eval_size": 8, "final_size": 64}, seeds=3),
-            "standard": Tier(episodes=1, env_kwargs={"n_steps": 100, "batch_size": 64, "eval_size": 32, "final_size": 256}, seeds=10),
-            "full": Tier(episodes=1, env_kwargs={"n_steps": 300, "batch_size": 64, "eval_size": 64, "final_size": 512}, seeds=10),
-        },
+        cost_units=NEOLOGISM_COST_UNITS,
+        tiers=NEOLOGISM_TIERS,
         extra="skills",
         reference_agent="skills-neologism",
         baselines=NEOLOGISM_BASELINES,
@@ -57,12 +61,8 @@ CARDS = [
         kind="single",
         primary_metric="new_skill_accuracy",
         direction="max",
-        cost_units=("backward_passes", "gradient_prompts", "eval_prompts", "context_tokens"),
-        tiers={
-            "smoke": Tier(episodes=1, env_kwargs={"n_steps": 50, "batch_size": 16, "eval_size": 8, "final_size": 64}, seeds=3),
-            "standard": Tier(episodes=1, env_kwargs={"n_steps": 100, "batch_size": 64, "eval_size": 32, "final_size": 256}, seeds=10),
-            "full": Tier(episodes=1, env_kwargs={"n_steps": 300, "batch_size": 64, "eval_size": 64, "final_size": 512}, seeds=10),
-        },
+        cost_units=NEOLOGISM_COST_UNITS,
+        tiers=NEOLOGISM_TIERS,
         extra="skills",
         reference_agent="skills-neologism",
         baselines=NEOLOGISM_BASELINES,
