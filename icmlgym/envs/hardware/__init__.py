@@ -5,7 +5,8 @@ small network whose sample weights the agent sets from statistics under K weight
 realisations, deployed under mismatch, additive noise and PCM drift (:mod:`~icmlgym.envs.hardware.cim`).
 
 ``icmlgym/MoEQuantAlloc-v0`` (:mod:`~icmlgym.envs.hardware.moe_env`): a bit-width per expert of
-the zoo's mixture-of-experts transformer under a memory cap, quantised for real (group-wise
+the zoo's mixture-of-experts transformer under a memory cap (``-v1``: the same on an MoE whose layers
+differ sharply in quantisation sensitivity, :mod:`icmlgym.zoo.outlier_moe`), quantised for real (group-wise
 round-to-nearest, :mod:`~icmlgym.envs.hardware.quant`), with router fine-tuning; ``mode="group"``
 sets one group of experts per step (GEMQ's progressive "next group" action).
 docs/hardware.md has the models, the claims and the findings table.
@@ -26,6 +27,15 @@ CIM_BASELINES: tuple[str, ...] = ("cim-standard", "cim-noise-1", "cim-noise-k", 
 
 MOE_BASELINES: tuple[str, ...] = ("gemq-no-ft", "moe-layerwise", "moe-frequency", "moe-uniform", "random")
 
+MOE_TIERS = {
+    "smoke": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "rounds": 1, "n_calib": 32, "n_eval": 64}, seeds=3),
+    # standard / full: GEMQ's progressive loop group by group (one layer's experts per step), one / two passes
+    "standard": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "mode": "group", "rounds": 1, "n_calib": 64,
+                                             "n_eval": 256, "router_ft_steps": 20}, seeds=5),
+    "full": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "mode": "group", "rounds": 2, "n_calib": 128,
+                                         "n_eval": 512, "router_ft_steps": 40}, seeds=10),
+}
+
 CARDS = [
     TaskCard(
         id="icmlgym/MoEQuantAlloc-v0",
@@ -37,14 +47,7 @@ CARDS = [
         direction="min",
         cost_units=("quantisations", "router_ft_steps"),
         extra="hardware",
-        tiers={
-            "smoke": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "rounds": 1, "n_calib": 32, "n_eval": 64}, seeds=3),
-            # standard / full: GEMQ's progressive loop group by group (one layer's experts per step), one / two passes
-            "standard": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "mode": "group", "rounds": 1, "n_calib": 64,
-                                                     "n_eval": 256, "router_ft_steps": 20}, seeds=5),
-            "full": Tier(episodes=1, env_kwargs={"avg_bits": 2.5, "mode": "group", "rounds": 2, "n_calib": 128,
-                                                 "n_eval": 512, "router_ft_steps": 40}, seeds=10),
-        },
+        tiers=MOE_TIERS,
         resources=Resources(num_cpus=1, memory_mb=800),
         reference_agent="gemq",
         baselines=MOE_BASELINES,
@@ -53,6 +56,28 @@ CARDS = [
         score_refs={"smoke": (0.3251, 0.3195)},
         suites=("hardware",),
         description="bit-width per expert of the zoo MoE under a memory cap: real RTN quantisation, router shift, router fine-tuning",
+    ),
+    TaskCard(
+        id="icmlgym/MoEQuantAlloc-v1",
+        family="hardware",
+        paper=GEMQ_PAPER,
+        entry_point="icmlgym.envs.hardware.moe_env:MoEQuantAllocEnv",
+        kind="single",
+        primary_metric="heldout_loss",
+        direction="min",
+        cost_units=("quantisations", "router_ft_steps"),
+        extra="hardware",
+        tiers=MOE_TIERS,
+        resources=Resources(num_cpus=1, memory_mb=800),
+        reference_agent="gemq",
+        baselines=MOE_BASELINES,
+        default_kwargs={"model": "reasoner-moe-outlier"},
+        # mean held-out loss over seeds 0-2 at the smoke tier of `random` (lowest widths) and `gemq`:
+        # `icmlgym.run(ID, AGENT, seeds=3)`
+        score_refs={"smoke": (1.7488, 0.4130)},
+        suites=("hardware",),
+        description="v0's task on an MoE whose layers differ sharply in quantisation sensitivity "
+                    "(outlier weight columns in layer 0's experts; same function as v0's model)",
     ),
     TaskCard(
         id="icmlgym/CIMRobustTraining-v0",

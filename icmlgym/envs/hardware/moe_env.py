@@ -1,4 +1,4 @@
-"""MoEQuantAlloc-v0: give every expert of a mixture-of-experts model a bit-width under a memory cap (GEMQ)."""
+"""MoEQuantAlloc-v0 / -v1: give every expert of a mixture-of-experts model a bit-width under a memory cap (GEMQ)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from icmlgym.nn.runtime import fixed_threads
 DEFAULT_BITS: tuple[int, ...] = (2, 3, 4, 8)
 EXPERT_COLUMNS: tuple[str, ...] = ("layer", "size", "routing_freq", "bits")
 MODES: tuple[str, ...] = ("full", "group")
+# the zoo models the env quantises (smoke weights): the shipped MoE, and the same function with outlier weight
+# columns migrated into layer 0's experts, whose layers differ sharply in quantisation sensitivity (v1's default)
+MODELS: tuple[str, ...] = ("reasoner-moe", "reasoner-moe-outlier")
 # obs["group_status"] in the group mode: the expert is set (its width counts as fixed), in the next group,
 # or not yet set in this episode (still at the lowest width)
 SET, NEXT, UNSET = 0.0, 1.0, 2.0
@@ -75,6 +78,13 @@ class MoEQuantAllocEnv(gym.Env):
     measures the calibration loss, the memory and the router shift, and refuses an
     allocation over the memory cap.
 
+    **v1** is the same env on ``reasoner-moe-outlier`` (``model="reasoner-moe-outlier"``,
+    :mod:`icmlgym.zoo.outlier_moe`): the same function as ``reasoner-moe``, with outlier weight
+    columns migrated into layer 0's router and experts (SmoothQuant's migration, gain 20 on
+    one channel per quantisation group), so that layer 0's experts are very sensitive to low
+    bit-widths and layer 1's are not: the sharp sensitivity spread across layers that GEMQ's
+    global allocation is built for (docs/hardware.md measures both models' spreads).
+
     ## Action Space
     ``MultiDiscrete([B] * E + [2])``: for each of the ``E`` experts (layer by layer) the
     index of its bit-width in ``bit_widths`` (``B`` offered widths), then a router
@@ -121,7 +131,7 @@ class MoEQuantAllocEnv(gym.Env):
     precision. Calibration (``n_calib`` train-split problems) and held-out (``n_eval``
     test-split problems) sets of the reasoning corpus are drawn from ``data_seed``; with
     ``data_seed=None``, ``reset(seed)`` takes ``seed % data_pool``. The model is fixed (the
-    shipped smoke weights), so the independent unit of a finding is the data seed.
+    zoo model's smoke weights), so the independent unit of a finding is the data seed.
 
     ## Episode End
     Terminates after ``rounds`` steps (accepted or refused): ``rounds > 1`` is GEMQ's
@@ -137,7 +147,8 @@ class MoEQuantAllocEnv(gym.Env):
     ``backend`` (``rtn``, the default, or ``hqq``: HQQ's calibration-free quantiser, extra ``[quant]``),
     ``mode`` (``full``, the default: a width per expert each step; ``group``: the next group's
     widths each step), ``experts_per_group`` (group mode; default the experts of one layer;
-    must divide the number of experts).
+    must divide the number of experts), ``model`` (:data:`MODELS`: ``reasoner-moe``, v0's default, or
+    ``reasoner-moe-outlier``, v1's default).
 
     ## Metrics
     ``heldout_loss`` (primary, lower is better), ``heldout_accuracy`` (next token),
@@ -149,7 +160,9 @@ class MoEQuantAllocEnv(gym.Env):
     (wall-clock figures are not episode metrics: they do not reproduce).
 
     ## Version History
-    v0: first version.
+    v0: first version (the shipped ``reasoner-moe``).
+    v1: the same env on ``reasoner-moe-outlier``, whose layers differ sharply in quantisation
+    sensitivity (spaces unchanged; its own score references and findings).
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 (gymnasium's convention)
@@ -171,7 +184,10 @@ class MoEQuantAllocEnv(gym.Env):
         backend: str = "rtn",
         mode: str = "full",
         experts_per_group: int | None = None,
+        model: str = "reasoner-moe",
     ) -> None:
+        if model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS} (zoo mixture-of-experts models), got {model!r}")
         offered = [check_bits(b) for b in bit_widths]
         if not offered or len(set(offered)) != len(offered):
             raise ValueError(f"bit_widths must be distinct integers in 1..8, got {list(bit_widths)}")
@@ -206,9 +222,10 @@ class MoEQuantAllocEnv(gym.Env):
         from icmlgym.zoo.registry import load
 
         with fixed_threads():
-            zoo = load("reasoner-moe", "smoke")
+            zoo = load(model, "smoke")
             self.qm = QuantMoE(zoo.model, self.bit_widths, self.group_size, backend)
-        self._model_key = f"reasoner-moe/smoke/{zoo.card.get('code_hash', '')}"
+        self.model_name = model
+        self._model_key = f"{model}/smoke/{zoo.card.get('key', '')}"
         self.block_size = zoo.model.config.block_size
         self.top_k = zoo.model.config.top_k
         E, B = self.qm.n_experts, len(self.bit_widths)
