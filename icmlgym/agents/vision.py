@@ -351,7 +351,8 @@ __all__ = ["LatentActionAgent", "LinearProbe", "SeqDeltaREPAAgent", "build_lam",
 
 
 # ----------------------------------------------------------------------------- LaViD (LanguageToVisualKD-v0)
-KD_TEACHERS: tuple[str, ...] = ("none", "language", "shuffled", "oracle", "smoothing", "visual-kd", "dkd", "mlkd")
+# LanguageToVisualKD's soft-target sources in action order: v0's eight, then v1's vision-language teacher ("vlm")
+KD_TEACHERS: tuple[str, ...] = ("none", "language", "shuffled", "oracle", "smoothing", "visual-kd", "dkd", "mlkd", "vlm")
 KD_WEIGHTS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0)
 KD_TEMPERATURES: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
 

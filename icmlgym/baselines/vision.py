@@ -79,7 +79,8 @@ __all__ = ["LAPOAgent", "LabelBCAgent", "NoAlignAgent"]
 class SoftTargetAgent(LaViDAgent):
     """A LaViD comparator: the same per-epoch schedule with another soft-target source
     (``none``: cross-entropy only; ``smoothing``; ``shuffled`` or ``oracle`` signatures; the
-    visual teacher through ``visual-kd``, ``dkd`` or ``mlkd``)."""
+    visual teacher through ``visual-kd``, ``dkd`` or ``mlkd``; on LanguageToVisualKD-v1 the vision-language
+    teacher through ``vlm``, MaKD)."""
 
     def __init__(self, teacher: str = "none", weight: float = 1.0, temperature: float = 4.0, standardise: bool = False) -> None:
         super().__init__(teacher, 0.0 if teacher == "none" else weight, temperature, standardise)

@@ -153,3 +153,23 @@ FINDINGS += [
         note="The one-hot oracle answers, softened by the temperature, leave a large distillation loss (about 6.5 against 0.2 for the language answers) that competes with the cross-entropy at weight 1: the oracle arm scores below LaViD (docs/vision.md).",
     ),
 ]
+
+# ----------------------------------------------------------------------------- LaViD vs MaKD (LanguageToVisualKD-v1)
+K1 = "icmlgym/LanguageToVisualKD-v1"
+
+FINDINGS += [
+    Finding(
+        id="vision-lavid-beats-makd",
+        family="vision",
+        claim="LaViD's language-only signatures beat MaKD, distillation from a vision-language teacher, on fine-grained "
+              "test accuracy (the teacher: a CLIP-style model trained here on image/caption pairs of the 272 generator "
+              "classes outside the student's 48, so it never saw the student's classes).",
+        source=LAVID_SOURCE,
+        treatment=Arm("LaViD", K1, "lavid", env_kwargs=LAVID_DATA),
+        control=Arm("MaKD (vision-language teacher)", K1, "kd-makd", env_kwargs=LAVID_DATA),
+        measure=Mean("test_accuracy"),
+        direction="greater",
+        unit=LAVID_UNIT,
+        expected=HOLDS,
+    ),
+]

@@ -117,7 +117,8 @@ def unregister(name: str) -> None:
 # modules that register members on import (the built-in list, and families' members kept in their own
 # modules so that adding one never changes the code hash, hence the shipped weights, of another).
 # A new member module goes here, or zoo.get/list (and tests/substrate/test_zoo_shipped.py) will not see it.
-MEMBER_MODULES: tuple[str, ...] = ("icmlgym.zoo.builtin", "icmlgym.zoo.skills", "icmlgym.zoo.skill_chains", "icmlgym.zoo.overthink", "icmlgym.zoo.sapo", "icmlgym.zoo.sprites", "icmlgym.zoo.outlier_moe")
+MEMBER_MODULES: tuple[str, ...] = ("icmlgym.zoo.builtin", "icmlgym.zoo.skills", "icmlgym.zoo.skill_chains", "icmlgym.zoo.overthink", "icmlgym.zoo.sapo", "icmlgym.zoo.sprites", "icmlgym.zoo.outlier_moe",
+                                  "icmlgym.zoo.product_clip")
 
 
 def _ensure_members() -> None:

@@ -87,6 +87,31 @@ CARDS.append(
     )
 )
 
+KD_BASELINES_V1: tuple[str, ...] = (*KD_BASELINES[:-1], "kd-makd", "random")
+
+CARDS.append(
+    TaskCard(
+        id="icmlgym/LanguageToVisualKD-v1",
+        family="vision",
+        paper=LAVID + "; MaKD's peer: distillation from a vision-language teacher (a CLIP-style model trained here on other classes)",
+        entry_point="icmlgym.envs.vision.lavid_v1:LanguageToVisualKDV1Env",
+        kind="single",
+        primary_metric="test_accuracy",
+        direction="max",
+        cost_units=("student_epochs", "teacher_epochs"),
+        extra="vision",
+        tiers=CARDS[-1].tiers,  # v0's tiers: v1 only adds a soft-target source
+        reference_agent="lavid",
+        baselines=KD_BASELINES_V1,
+        # mean test_accuracy over seeds 0-2 at the smoke tier of `random` and of the reference agent:
+        # `icmlgym.run("icmlgym/LanguageToVisualKD-v1", AGENT, seeds=3)`
+        score_refs={"smoke": (0.0, 0.0)},
+        suites=("vision",),
+        description="LanguageToVisualKD-v0 plus a vision-language teacher (MaKD) trained on classes the student never sees",
+        resources=Resources(num_cpus=1, memory_mb=1500),
+    )
+)
+
 SUITES = {
     "vision-adaptation": [("icmlgym/LatentActionTransfer-v0", {"n_labels": n}) for n in (0, 8, 64)],
 }
@@ -112,5 +137,7 @@ AGENTS = {
     "kd-dkd": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "dkd"}, description="decoupled KD from the visual teacher"),
     "kd-mlkd": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "mlkd"},
                          description="multi-level logit distillation from the visual teacher (no strong augmentation)"),
+    "kd-makd": AgentInfo("icmlgym.baselines.vision:SoftTargetAgent", kwargs={"teacher": "vlm"},
+                         description="MaKD (LanguageToVisualKD-v1 only): KD from the vision-language teacher's image-to-caption similarities"),
     "bc-labels": AgentInfo("icmlgym.baselines.vision:LabelBCAgent", description="behaviour cloning: an MLP from transition to action on the labels only"),
 }

@@ -126,6 +126,7 @@ class LanguageToVisualKDEnv(gym.Env):
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 (gymnasium's convention)
+    teachers: tuple[str, ...] = TEACHERS  # the soft-target sources, in action order (a later version may add some)
 
     def __init__(self, n_objects: int = 4, n_colours: int = 4, n_materials: int = 3, per_class: int = 6, val_per_class: int = 4,
                  test_per_class: int = 10, size: int = 16, spurious: float | None = 0.9, epochs: int = 30, teacher_epochs: int = 30,
@@ -148,7 +149,7 @@ class LanguageToVisualKDEnv(gym.Env):
         self.language = (sg.load_signature_file(signature_file, self.class_names) if signature_file is not None
                          else sg.language(self.class_names))
         self.oracle = sg.oracle(self.attributes, self.vocab)
-        self.action_space = spaces.MultiDiscrete([len(TEACHERS), len(WEIGHTS), len(TEMPERATURES), 2])
+        self.action_space = spaces.MultiDiscrete([len(self.teachers), len(WEIGHTS), len(TEMPERATURES), 2])
         self.observation_space = spaces.Box(0.0, np.inf, (len(OBS_FIELDS),), np.float32)
         self._started = False
         self._done = True
@@ -206,11 +207,16 @@ class LanguageToVisualKDEnv(gym.Env):
         self._done = False
         self._started = True
         obs = np.zeros(len(OBS_FIELDS), np.float32)
-        return obs, {"cost": self._cost(), "teachers": list(TEACHERS), "weights": list(WEIGHTS), "temperatures": list(TEMPERATURES),
+        return obs, {"cost": self._cost(), "teachers": list(self.teachers), "weights": list(WEIGHTS), "temperatures": list(TEMPERATURES),
                      "classes": list(self.class_names), "questions": list(self.language.questions), "obs_fields": list(OBS_FIELDS)}
 
     def _cost(self) -> dict[str, float]:
         return {"student_epochs": float(self._epoch), "teacher_epochs": float(self._teacher_epochs)}
+
+    def _prepare(self, teacher: str) -> None:
+        """Make what ``teacher``'s loss needs before the epoch (the visual teacher's logits on first use)."""
+        if teacher in ("visual-kd", "dkd", "mlkd") and self._teacher_logits is None:
+            self._visual_teacher()
 
     def _aux(self, teacher: str, logits, aux, idx, yb, w: float, t: float, std: bool):
         if teacher in ("language", "shuffled", "oracle"):
@@ -234,11 +240,11 @@ class LanguageToVisualKDEnv(gym.Env):
         a = np.asarray(action)
         if a.shape != (4,) or not np.issubdtype(a.dtype, np.integer) or not self.action_space.contains(a.astype(np.int64)):
             raise ValueError(f"action {a.tolist()!r} is not in the action space {self.action_space} ((teacher, weight, temperature, standardise))")
-        teacher, w, t, std = TEACHERS[int(a[0])], WEIGHTS[int(a[1])], TEMPERATURES[int(a[2])], bool(a[3])
+        teacher, w, t, std = self.teachers[int(a[0])], WEIGHTS[int(a[1])], TEMPERATURES[int(a[2])], bool(a[3])
         use = teacher != "none" and w > 0
         with fixed_threads(1):
-            if use and teacher in ("visual-kd", "dkd", "mlkd") and self._teacher_logits is None:
-                self._visual_teacher()
+            if use:
+                self._prepare(teacher)
             self.net.train()
             x, y = self.x["train"], torch.as_tensor(self.y["train"])
             losses, aux_losses, right = [], [], 0
