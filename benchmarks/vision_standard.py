@@ -1,6 +1,6 @@
 """The vision findings' arms at a budget tier, seed by seed, with the paired effects of whatever has finished.
 
-Run: ``python benchmarks/vision_standard.py --env lat|kd [--tier standard] [--agents a,b] [--seeds 10] [--log FILE]``
+Run: ``python benchmarks/vision_standard.py --env lat|kd|kd1 [--tier standard] [--agents a,b] [--seeds 10] [--log FILE]``
 
 ``icmlgym findings vision --tier standard`` runs every arm of every finding and prints only at the
 end; on a loaded machine that can take an hour. This runs the same arms (the declared findings'
@@ -22,7 +22,7 @@ import numpy as np
 from icmlgym.findings import family_findings
 from icmlgym.findings.stats import paired_effect, verdict
 
-ENVS = {"lat": "icmlgym/LatentActionTransfer-v0", "kd": "icmlgym/LanguageToVisualKD-v0"}
+ENVS = {"lat": "icmlgym/LatentActionTransfer-v0", "kd": "icmlgym/LanguageToVisualKD-v0", "kd1": "icmlgym/LanguageToVisualKD-v1"}
 
 
 def _arm_key(arm) -> str:

@@ -6,8 +6,8 @@ image/caption pairs of the generated product images (:mod:`icmlgym.corpora.produ
 
 - captions ``"a photo of a <colour> <material> <object>"``, embedded by the shipped sentence
   encoder (all-MiniLM-L6-v2, extra ``[text]``) and mapped by a trainable linear projection;
-- images by a small CNN (two 3 x 3 convolutions, 32 and 64 channels, 2 x 2 max-pooling, a
-  128-unit layer, a linear projection) on 16 x 16 images with a random land / water background
+- images by a small CNN (two 3 x 3 convolutions, 16 and 32 channels as the student's, 2 x 2
+  max-pooling, a 64-unit layer, a linear projection to the 32-dimensional joint space) on 16 x 16 images with a random land / water background
   (independent of the class, so the teacher does not learn the env's spurious cue);
 - loss: each image's cosine similarities to the captions of every training class, times a
   learnable logit scale, under cross-entropy with its own caption (CLIP's image-to-text side,
@@ -76,7 +76,7 @@ def _make(cfg: dict[str, Any]):
     import torch.nn as nn
     import torch.nn.functional as F
 
-    w, dim, size = int(cfg["width"]), int(cfg["dim"]), int(cfg["size"])
+    w, hidden, dim, size = int(cfg["width"]), int(cfg["hidden"]), int(cfg["dim"]), int(cfg["size"])
 
     class ProductCLIP(nn.Module):
         """An image encoder and a caption projection into one space, with the 320 classes' projected captions kept."""
@@ -86,7 +86,7 @@ def _make(cfg: dict[str, Any]):
             self.image = nn.Sequential(
                 nn.Conv2d(3, w, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                 nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                nn.Flatten(), nn.Linear(2 * w * (size // 4) ** 2, 128), nn.ReLU(), nn.Linear(128, dim),
+                nn.Flatten(), nn.Linear(2 * w * (size // 4) ** 2, hidden), nn.ReLU(), nn.Linear(hidden, dim),
             )
             self.text = nn.Linear(TEXT_DIM, dim)
             self.logit_scale = nn.Parameter(torch.tensor(math.log(10.0)))
@@ -193,7 +193,7 @@ def _register() -> Member:
         description="CLIP-style image/caption model (captions by the shipped sentence encoder) trained on product classes outside the 4x4x3 block",
         data="generated product images, train split, the 272 of 320 classes outside the first 4 objects x 4 colours x 3 materials",
         configs={
-            "smoke": {"width": 32, "dim": 64, "size": 16, "per_class": 12, "epochs": 10, "batch": 128, "lr": 3e-3, "background_mix": 0.5},
+            "smoke": {"width": 16, "hidden": 64, "dim": 32, "size": 16, "per_class": 12, "epochs": 10, "batch": 128, "lr": 3e-3, "background_mix": 0.5},
         },
         make=_make,
         train=_train,
