@@ -6,7 +6,7 @@ Run: ``python benchmarks/vision_standard.py --env lat|kd|kd1 [--tier standard] [
 end; on a loaded machine that can take an hour. This runs the same arms (the declared findings'
 agents and env arguments, the same runner, in process so a seed's pre-training is shared by its
 ``n_labels`` = 0 and 8 runs) one seed at a time, appends each run to ``--log`` (JSON lines) as it
-finishes, and prints each finding's paired effect over the seeds done so far (``--report``
+finishes (a run already in the log is not repeated), and prints each finding's paired effect over the seeds done so far (``--report``
 reprints them from the log alone). With ``--agents`` only the findings whose two arms are both
 listed run.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import numpy as np
@@ -26,7 +27,7 @@ ENVS = {"lat": "icmlgym/LatentActionTransfer-v0", "kd": "icmlgym/LanguageToVisua
 
 
 def _arm_key(arm) -> str:
-    return f"{arm.agent} {json.dumps(dict(arm.env_kwargs), sort_keys=True)}"
+    return f"{arm.env_id.split('/')[-1]} {arm.agent} {json.dumps(dict(arm.env_kwargs), sort_keys=True)}"
 
 
 def report(findings, rows: list[dict]) -> None:
@@ -61,7 +62,7 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="only print the effects from --log")
     args = ap.parse_args()
     keep = set(filter(None, args.agents.split(",")))
-    findings = [f for f in family_findings("vision") if f.treatment.env_id == ENVS[args.env]
+    findings = [f for f in family_findings("vision") if ENVS[args.env] in (f.treatment.env_id, f.control.env_id)
                 and (not keep or {f.treatment.agent, f.control.agent} <= keep)]
     if not args.report:
         import torch
@@ -73,9 +74,15 @@ def main() -> None:
         for f in findings:
             for a in (f.treatment, f.control):
                 arms.setdefault(_arm_key(a), a)
+        done = set()
+        if os.path.exists(args.log):
+            with open(args.log) as fh:
+                done = {(r["arm"], r["seed"]) for r in map(json.loads, filter(str.strip, fh)) if r.get("tier") == args.tier and r["status"] == "ok"}
         with open(args.log, "a") as log:
             for seed in range(args.seeds):
                 for key, a in arms.items():
+                    if (key, seed) in done:  # logged already (the runs are deterministic): not rerun
+                        continue
                     t0 = time.process_time()
                     rec = icmlgym.run(a.env_id, a.agent, seeds=[seed], tier=args.tier, env_kwargs=dict(a.env_kwargs))[0]
                     metrics = {f.measure.metric: rec.metric(f.measure.metric) for f in findings if rec.status == "ok"}
