@@ -172,6 +172,9 @@ FINDINGS += [
         measure=Mean("test_accuracy"),
         direction="greater",
         unit=LAVID_UNIT,
-        expected=HOLDS,
+        expected=NOT_AT_SCALE,
+        note="Declared as the paper's claim (holds) before it ran; observed on seeds 0-9: LaViD 0.233, MaKD 0.215, "
+             "+0.018 [-0.006, 0.042]. The teacher names 58% of the 48 unseen classes zero-shot, yet at T 4 and weight 1 its "
+             "soft targets leave the student at about cross-entropy's 0.222 (docs/vision.md).",
     ),
 ]

@@ -73,8 +73,8 @@ def _make(cfg: dict[str, Any]):
     import math
 
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
+    from torch import nn
 
     w, hidden, dim, size = int(cfg["width"]), int(cfg["hidden"]), int(cfg["dim"]), int(cfg["size"])
 
@@ -128,7 +128,7 @@ def _train(model, cfg: dict[str, Any], seed: int, meter) -> dict[str, Any]:
     names = all_class_names()
     try:
         text = torch.as_tensor(caption_embeddings(names))
-    except Exception as err:  # noqa: BLE001 - the encoder's extra is missing or it failed to load
+    except Exception as err:  # the encoder's extra is missing or it failed to load
         raise ZooError(f"training {NAME} needs the shipped sentence encoder (extra [text]): {err}") from err
     seen = np.flatnonzero(~held_out_mask())
     remap = np.full(len(names), -1, np.int64)
@@ -154,7 +154,7 @@ def _train(model, cfg: dict[str, Any], seed: int, meter) -> dict[str, Any]:
             meter.add("train_examples", len(idx))
     with torch.no_grad():
         model.class_embeddings.copy_(model.embed_captions(text))
-    return {"final_loss": round(float(np.mean(losses[-10:])), 4), "images": int(len(x)), "classes": int(len(seen)),
+    return {"final_loss": round(float(np.mean(losses[-10:])), 4), "images": len(x), "classes": len(seen),
             "held_out_block": list(HELD_OUT), "logit_scale": round(float(model.logit_scale.detach().exp()), 3)}
 
 
@@ -185,22 +185,21 @@ def _evaluate(model, cfg: dict[str, Any]) -> dict[str, float]:
 def _register() -> Member:
     try:
         return get(NAME)
-    except Exception:  # noqa: BLE001 - not registered yet
-        pass
-    return register(Member(
-        name=NAME,
-        kind="vision-language-model",
-        description="CLIP-style image/caption model (captions by the shipped sentence encoder) trained on product classes outside the 4x4x3 block",
-        data="generated product images, train split, the 272 of 320 classes outside the first 4 objects x 4 colours x 3 materials",
-        configs={
-            "smoke": {"width": 16, "hidden": 64, "dim": 32, "size": 16, "per_class": 12, "epochs": 10, "batch": 128, "lr": 3e-3, "background_mix": 0.5},
-        },
-        make=_make,
-        train=_train,
-        evaluate=_evaluate,
-        code=("icmlgym.zoo.product_clip", "icmlgym.corpora.product_images"),
-        quality="zero_shot_accuracy",
-    ))
+    except ZooError:  # not registered yet
+        return register(Member(
+            name=NAME,
+            kind="vision-language-model",
+            description="CLIP-style image/caption model (captions by the shipped sentence encoder) trained on product classes outside the 4x4x3 block",
+            data="generated product images, train split, the 272 of 320 classes outside the first 4 objects x 4 colours x 3 materials",
+            configs={
+                "smoke": {"width": 16, "hidden": 64, "dim": 32, "size": 16, "per_class": 12, "epochs": 10, "batch": 128, "lr": 3e-3, "background_mix": 0.5},
+            },
+            make=_make,
+            train=_train,
+            evaluate=_evaluate,
+            code=("icmlgym.zoo.product_clip", "icmlgym.corpora.product_images"),
+            quality="zero_shot_accuracy",
+        ))
 
 
 MEMBER = _register()

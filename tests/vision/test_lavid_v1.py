@@ -19,7 +19,7 @@ def _play(env, actions, seed=4):
     obs, _ = env.reset(seed=seed)
     out = [obs.tolist()]
     for a in actions:
-        obs, r, term, _, info = env.step(np.array(a))
+        obs, _, _, _, info = env.step(np.array(a))
         out.append(obs.tolist())
     return out, info["metrics"]
 

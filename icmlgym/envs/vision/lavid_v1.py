@@ -24,7 +24,12 @@ require_extra("vision", what="icmlgym/LanguageToVisualKD-v1")
 import torch
 
 from icmlgym.envs.vision import kd_student as ks
-from icmlgym.envs.vision.lavid import _TEACHER_CACHE, TEACHERS, LanguageToVisualKDEnv, _remember
+from icmlgym.envs.vision.lavid import (
+    _TEACHER_CACHE,
+    TEACHERS,
+    LanguageToVisualKDEnv,
+    _remember,
+)
 from icmlgym.nn.runtime import fixed_threads
 
 TEACHERS_V1: tuple[str, ...] = (*TEACHERS, "vlm")
