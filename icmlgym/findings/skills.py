@@ -9,14 +9,21 @@ steps of 16 prompts per skill; final measurement on 64 prompts per task). On v0'
 are reported in docs/skills.md.
 
 Midtraining (MidtrainingSchedule-v0): the unit is the run seed (initialisation, every batch,
-the held-out sets), the same for both arms; smoke tier, target ``code`` (far). The claims that
-need several targets (far against near) are measured by ``benchmarks/skills_midtraining.py``
-and reported in docs/skills.md.
+the held-out sets), the same for both arms; smoke tier, target ``code`` (far). The far-against-near
+claim runs each arm on two targets per seed (``code`` and ``near``, as variants of one unit): its
+measure is the far target's loss minus the near one's, so the paired effect is the gain of
+midtraining over no midtraining on ``code`` minus that gain on ``near``. The same comparisons on
+``arith`` and against continued pre-training are measured by ``benchmarks/skills_midtraining.py``
+(docs/skills.md).
 """
 
 from __future__ import annotations
 
-from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from icmlgym.findings.claims import DOES_NOT_HOLD, HOLDS, NOT_AT_SCALE, Arm, Finding, Mean, Measure
 
 E = "icmlgym/SkillNeologism-v1"
 SOURCE = "Skill neologisms: teaching a language model new skills with new vocabulary tokens (ICML 2026)"
@@ -88,6 +95,28 @@ BRIDGE = Arm("bridge: tau 0.5, weight 0.3 (code)", M, "midtrain-bridge", env_kwa
 CONTINUED = Arm("continued pre-training from tau 0.5 (code)", M, "midtrain-continued", env_kwargs=_FAR)
 EARLY_HIGH = Arm("early-high: tau 0, weight 0.5 (code)", M, "midtrain-early-high", env_kwargs=_FAR)
 LATE_HIGH = Arm("late-high: tau 0.75, weight 0.5 (code)", M, "midtrain-late-high", env_kwargs=_FAR)
+# far against near: each unit runs an arm on both targets (the code runs are the ones above)
+_FAR_AND_NEAR = ({"target": "code"}, {"target": "near"})
+BRIDGE_BOTH = Arm("bridge: tau 0.5, weight 0.3 (code, near)", M, "midtrain-bridge", variants=_FAR_AND_NEAR)
+GENERAL_BOTH = Arm("no midtraining: general data only (code, near)", M, "midtrain-general-only", variants=_FAR_AND_NEAR)
+
+
+@dataclass(frozen=True)
+class FarMinusNear(Measure):
+    """Per unit: ``metric`` with the far target minus ``metric`` with the near one (the arm's
+    variants name the target). Over two arms the paired effect is a difference of differences."""
+
+    metric: str
+    far: str = "code"
+    near: str = "near"
+
+    def value(self, runs: Sequence[Sequence[Any]], variants: Sequence[Mapping[str, Any]]) -> float:
+        by = {v["target"]: Mean(self.metric).value([g], [v]) for g, v in zip(runs, variants)}
+        return by[self.far] - by[self.near]
+
+    def describe(self) -> str:
+        return f"{self.metric}[{self.far}] - {self.metric}[{self.near}]"
+
 
 FINDINGS += [
     Finding(
@@ -128,5 +157,20 @@ FINDINGS += [
         expected=HOLDS,
         tiers=("standard", "full"),
         note="two more arms of whole training runs: declared at the standard tier only (the issue's plan), results in docs/skills.md",
+    ),
+    Finding(
+        id="midtrain-gain-larger-far-than-near",
+        family="skills",
+        claim="Midtraining benefits are largest for domains distant from general pre-training: the in-domain gain of midtraining over no midtraining is larger for a far domain (code) than for a near one.",
+        source=MID_SOURCE,
+        treatment=GENERAL_BOTH,
+        control=BRIDGE_BOTH,
+        measure=FarMinusNear("target_loss"),
+        direction="greater",
+        unit="seed (initialisation and every batch; both targets)",
+        min_effect=0.1,
+        expected=HOLDS,
+        note="effect = (general-only - bridge target loss on code) - (the same on near), nats after the same post-training; "
+             "distance to general (bigram JS, bits): code 1.00, near 0.23",
     ),
 ]
