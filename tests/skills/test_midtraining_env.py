@@ -39,6 +39,29 @@ def test_sources_are_what_they_claim():
         domains.sample("prose", rng, 1, 4)
 
 
+def test_source_distances_are_kept_on_disk_across_processes(monkeypatch, tmp_path):
+    """Each run is a fresh worker: the distances it reports come from the cache after the first,
+    the same floats as computed (a corrupt entry is recomputed)."""
+    from icmlgym.envs.skills import midtraining as mt
+
+    monkeypatch.setenv("ICMLGYM_HOME", str(tmp_path))
+    monkeypatch.setattr(mt, "_DISTANCES", {})
+    computed = mt.source_distance("arith")
+    assert computed == domains.distance("arith")
+    monkeypatch.setattr(mt, "_DISTANCES", {})  # a new process: empty in memory, the entry on disk
+
+    def not_again(*a, **k):
+        raise AssertionError("recomputed although cached")
+
+    monkeypatch.setattr(domains, "distance", not_again)
+    assert mt.source_distance("arith") == computed
+    (entry,) = (tmp_path / "cache" / "skills").glob("*.json")
+    entry.write_text("{not json")
+    monkeypatch.setattr(mt, "_DISTANCES", {})
+    with pytest.raises(AssertionError, match="recomputed"):
+        mt.source_distance("arith")
+
+
 def test_learning_rate_schedule_warms_up_then_decays_to_a_tenth():
     env = icmlgym.make(ENV, **TINY).unwrapped
     lrs = env._lrs

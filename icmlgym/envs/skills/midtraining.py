@@ -72,8 +72,24 @@ _DISTANCES: dict[str, float] = {}
 
 
 def source_distance(source: str) -> float:
+    """:func:`icmlgym.corpora.domains.distance` of ``source``, computed once per process and kept on
+    disk across processes (``$ICMLGYM_HOME/cache/skills``, keyed by the code of
+    :mod:`icmlgym.corpora.domains`, the only thing it depends on): every run is a fresh worker, and
+    the four distances cost about 0.2 CPU-s each time (the value read back is the same float)."""
     if source not in _DISTANCES:
-        _DISTANCES[source] = domains.distance(source)
+        from icmlgym.cache import Cache, content_key, file_hash
+
+        cache = Cache("skills")
+        key = content_key("bigram-js-distance", source, file_hash(domains.__file__))
+        hit = cache.read_json(key)
+        if isinstance(hit, float):
+            _DISTANCES[source] = hit
+        else:
+            _DISTANCES[source] = domains.distance(source)
+            try:
+                cache.write_json(key, _DISTANCES[source])
+            except OSError:  # a read-only cache only costs the recomputation
+                pass
     return _DISTANCES[source]
 
 
