@@ -1,7 +1,7 @@
 """The zoo's mixture-of-experts transformer under expert quantisation: what MoEQuantAlloc-v0 measures.
 
-:class:`QuantMoE` wraps a private copy of ``reasoner-moe`` (:mod:`icmlgym.zoo.transformer`,
-top-2 routing over the experts of every layer). It keeps each expert's full-precision
+:class:`QuantMoE` wraps a private copy of a zoo MoE (``reasoner-moe``, or ``reasoner-moe-outlier``
+for MoEQuantAlloc-v1; :mod:`icmlgym.zoo.transformer`, top-2 routing over the experts of every layer). It keeps each expert's full-precision
 weights, applies a bit-width per expert (group-wise RTN, :mod:`~icmlgym.envs.hardware.quant`),
 and measures:
 
