@@ -1,6 +1,6 @@
 """LanguageToVisualKD-v0: every agent's test, worst-group and average-group accuracy over seeds.
 
-Run: ``python benchmarks/vision_kd.py [--seeds 10] [--tier smoke] [--agents ...] [--findings-data]``
+Run: ``python benchmarks/vision_kd.py [--env icmlgym/LanguageToVisualKD-v1] [--seeds 10] [--tier smoke] [--agents ...] [--findings-data]``
 
 ``--findings-data``: the 48-class data set the LaViD findings use (the smoke tier's is 16 classes).
 
@@ -28,6 +28,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--tier", default="smoke")
     ap.add_argument("--agents", default=",".join(AGENTS))
+    ap.add_argument("--env", default="icmlgym/LanguageToVisualKD-v0", help="v1 adds the vision-language teacher (agent kd-makd)")
     ap.add_argument("--findings-data", action="store_true", help="the findings' 48-class data set (icmlgym.findings.vision.LAVID_DATA)")
     args = ap.parse_args()
     env_kwargs = {}
@@ -36,12 +37,12 @@ def main() -> None:
 
         env_kwargs = dict(LAVID_DATA)
     rng = np.random.default_rng(0)
-    print(f"tier {args.tier}, seeds 0-{args.seeds - 1}, env kwargs {env_kwargs}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{args.env}, tier {args.tier}, seeds 0-{args.seeds - 1}, env kwargs {env_kwargs}; load average {os.getloadavg()[0]:.1f}")
     print("| agent | test_accuracy [95% CI] | worst_group_accuracy | average_group_accuracy | CPU s/run |")
     print("|---|---|---|---|---|")
     for agent in args.agents.split(","):
         t0 = time.process_time()
-        recs = icmlgym.run("icmlgym/LanguageToVisualKD-v0", agent, seeds=list(range(args.seeds)), tier=args.tier, env_kwargs=env_kwargs)
+        recs = icmlgym.run(args.env, agent, seeds=list(range(args.seeds)), tier=args.tier, env_kwargs=env_kwargs)
         cpu = (time.process_time() - t0) / len(recs)
         bad = [r.error for r in recs if r.status != "ok"]
         if bad:

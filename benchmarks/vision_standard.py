@@ -32,7 +32,7 @@ def _arm_key(arm) -> str:
 
 def report(findings, rows: list[dict]) -> None:
     val = {(r["arm"], r["seed"]): r["metrics"] for r in rows if r["status"] == "ok"}
-    print("| finding | units | treatment | control | effect [95% CI] | p | verdict on these units | declared (smoke) |")
+    print("| finding | units | treatment | control | effect [95% CI] | p | verdict on these units | declared at this tier |")
     print("|---|---|---|---|---|---|---|---|")
     for f in findings:
         t, c, m = _arm_key(f.treatment), _arm_key(f.control), f.measure.metric
@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="only print the effects from --log")
     args = ap.parse_args()
     keep = set(filter(None, args.agents.split(",")))
-    findings = [f for f in family_findings("vision") if ENVS[args.env] in (f.treatment.env_id, f.control.env_id)
+    findings = [f for f in family_findings("vision") if ENVS[args.env] in (f.treatment.env_id, f.control.env_id) and args.tier in f.tiers
                 and (not keep or {f.treatment.agent, f.control.agent} <= keep)]
     if not args.report:
         import torch

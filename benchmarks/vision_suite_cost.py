@@ -1,7 +1,7 @@
 """CPU seconds of the main job's runs of one vision env: every agent x seeds 0-2 at the smoke tier, each run
 with the per-process caches cleared first (as in the main job's fresh worker processes).
 
-Run: ``python benchmarks/vision_suite_cost.py kd|lat ['{"env": "kwargs"}']`` (set ``ICMLGYM_HOME`` to an
+Run: ``python benchmarks/vision_suite_cost.py kd|kd1|lat ['{"env": "kwargs"}']`` (set ``ICMLGYM_HOME`` to an
 empty folder for a cold disk cache).
 """
 
@@ -18,7 +18,7 @@ from icmlgym.agents import vision as av
 from icmlgym.catalog import card
 from icmlgym.envs.vision import lavid
 
-ENVS = {"lat": "icmlgym/LatentActionTransfer-v0", "kd": "icmlgym/LanguageToVisualKD-v0"}
+ENVS = {"lat": "icmlgym/LatentActionTransfer-v0", "kd": "icmlgym/LanguageToVisualKD-v0", "kd1": "icmlgym/LanguageToVisualKD-v1"}
 
 
 def main() -> None:
