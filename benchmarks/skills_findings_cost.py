@@ -7,7 +7,7 @@ seconds of the whole tree: this driver, the workers' fork server and every worke
 (the fork server reaps its workers, so their CPU is in its ``cutime``/``cstime``). ``--inprocess``
 runs the same plan in this process instead (the runs' own CPU, without forks).
 
-Run: python benchmarks/skills_findings_cost.py [--units 1000-1009] [--inprocess]
+Run: python benchmarks/skills_findings_cost.py [--units 1000-1009] [--inprocess] [--exclude ID,...]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--units", default="1000-1009", help="first-last")
     ap.add_argument("--inprocess", action="store_true")
+    ap.add_argument("--exclude", default="", help="finding ids to leave out (comma-separated), e.g. to compare with an older set")
     args = ap.parse_args()
     lo, hi = (int(x) for x in args.units.split("-"))
     import torch
@@ -39,7 +40,7 @@ def main() -> None:
 
     from icmlgym.findings import evaluate, family_findings
 
-    fs = [f for f in family_findings("skills") if "smoke" in f.tiers]
+    fs = [f for f in family_findings("skills") if "smoke" in f.tiers and f.id not in args.exclude.split(",")]
     t0, c0 = time.perf_counter(), time.process_time()
     kw = {"executor": "inprocess"} if args.inprocess else {"executor": "process", "workers": 2}
     results = evaluate(fs, units=list(range(lo, hi + 1)), tier="smoke", **kw)

@@ -67,13 +67,16 @@ class FrozenSkillModel:
             self.layout.append((k, tuple(v.shape), offset))
             offset += v.numel()
         self.n_params = offset
+        # the frozen weights as one flat vector in layout order: a weight delta is one addition
+        self.flat = torch.cat([v.detach().reshape(-1) for v in self.gpt.parameters()])
         self.d = int(self.gpt.config.n_embd)
         self.vocab_size = int(self.gpt.config.vocab_size)
 
     def weights(self, delta: torch.Tensor | None) -> dict[str, torch.Tensor]:
         if delta is None:
             return self.params
-        return {f"gpt.{k}": self.params[f"gpt.{k}"] + delta[o : o + int(np.prod(s))].view(s) for k, s, o in self.layout}
+        full = self.flat + delta  # elementwise, so each weight is the same float as a per-tensor sum
+        return {f"gpt.{k}": full[o : o + int(np.prod(s))].view(s) for k, s, o in self.layout}
 
     def logits(self, p: Prompts, rows: torch.Tensor, prefix: torch.Tensor | None, delta: torch.Tensor | None) -> torch.Tensor:
         w = self.weights(delta)
@@ -85,6 +88,8 @@ class FrozenSkillModel:
         if prefix is not None:
             add = p.involves @ prefix  # (n, d): the sum of the prefixes of the skills in the prompt
             x = torch.cat([x[:, :1] + add.unsqueeze(1), x[:, 1:]], dim=1)
+        if delta is None:  # the module's own (frozen) weights: no need to swap them in
+            return self.net(x)
         return functional_call(self.net, w, (x,))
 
     def scores(self, p: Prompts, rows, prefix, delta) -> dict[str, np.ndarray]:
