@@ -37,6 +37,22 @@ _SQUEEZE = 0.0331
 _THIRD = 1.0 / 3.0
 
 
+_LOGS: list[float] = []
+
+
+def log_of(t: int) -> float:
+    """``np.log(t)`` for a non-negative integer ``t``, as a Python float, from a table.
+
+    ``np.log`` on a Python int converts it to an array first (about 1 us, more than the
+    rest of a UCB bonus on ten arms); the table holds the same ufunc's values, computed
+    over an ``arange`` (elementwise the same doubles; ``tests/core/test_draws.py``)."""
+    if t >= len(_LOGS):
+        n = max(1 << 12, 1 << int(t).bit_length())
+        with np.errstate(divide="ignore"):
+            _LOGS[:] = np.log(np.arange(n)).tolist()
+    return _LOGS[t]
+
+
 class UniformBlocks:
     """One block of uniforms per generator; ``take(i)`` / ``take_rows(rows)`` consume them in order."""
 
@@ -45,6 +61,7 @@ class UniformBlocks:
         self.block = int(block)
         self.buf = np.empty((len(self.rngs), self.block))
         self.pos = np.full(len(self.rngs), self.block, dtype=np.int64)  # empty: refilled on first use
+        self._lockstep = True  # every generator at the same position (until take / take_rows consume a few)
 
     def _refill(self, i: int) -> None:
         self.buf[i] = self.rngs[i].random(self.block)
@@ -56,22 +73,39 @@ class UniformBlocks:
             self._refill(i)
         u = float(self.buf[i, self.pos[i]])
         self.pos[i] += 1
+        self._lockstep = self._lockstep and len(self.rngs) == 1
         return u
 
-    def take_all(self) -> np.ndarray:
-        """The next uniform of every generator, when all are at the same position (a batch in lock step)."""
+    def _advance_all(self) -> int | None:
+        """Move every generator one uniform on, refilling as :meth:`take_all` does; the column taken, None out of lock step."""
+        if not self._lockstep:
+            p = int(self.pos[0])
+            if not (self.pos == p).all():
+                return None
+            self._lockstep = True
         p = int(self.pos[0])
-        if not (self.pos == p).all():
-            return self.take_rows(np.arange(len(self.rngs)))
         if p >= self.block:
             for i in range(len(self.rngs)):
                 self._refill(i)
             p = 0
         self.pos += 1
+        return p
+
+    def take_all(self) -> np.ndarray:
+        """The next uniform of every generator, when all are at the same position (a batch in lock step)."""
+        p = self._advance_all()
+        if p is None:
+            return self.take_rows(np.arange(len(self.rngs)))
         return self.buf[:, p].copy()
+
+    def skip_all(self) -> None:
+        """Consume every generator's next uniform unread (a decision without ties): the same draws as :meth:`take_all`."""
+        if self._advance_all() is None:
+            self.take_rows(np.arange(len(self.rngs)))
 
     def take_rows(self, rows: np.ndarray) -> np.ndarray:
         """The next uniform of each generator in ``rows`` (distinct indices), as one array."""
+        self._lockstep = False
         for i in rows[self.pos[rows] >= self.block].tolist():
             self._refill(i)
         u = self.buf[rows, self.pos[rows]]
@@ -225,4 +259,4 @@ class BetaBlocks:
         return ga / (ga + g[:, self.k :])
 
 
-__all__ = ["ATTEMPTS", "BetaBlocks", "TIE_BLOCK", "UniformBlocks", "argmax_ties", "beta_block_steps", "pick_ties"]
+__all__ = ["ATTEMPTS", "BetaBlocks", "TIE_BLOCK", "UniformBlocks", "argmax_ties", "beta_block_steps", "log_of", "pick_ties"]

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
-from icmlgym.baselines.draws import TIE_BLOCK
+from icmlgym.baselines.draws import TIE_BLOCK, log_of
 
 
 class RandomAgent(BaseAgent):
@@ -109,10 +109,25 @@ class UCB1Agent(DiscreteValueAgent):
             raise ValueError(f"c must be non-negative, got {c}")
         self.c = c
 
+    def reset(self, seed: int | None, spec: AgentSpec) -> None:
+        super().reset(seed, spec)
+        self._means = np.zeros(self.n)  # sums / counts of the played arms, kept per pull
+        self._values = np.empty(self.n)
+
+    def update(self, obs, action, reward, next_obs, terminated, truncated, info) -> None:
+        super().update(obs, action, reward, next_obs, terminated, truncated, info)
+        a = int(action) - self.start
+        self._means[a] = self.sums[a] / self.counts[a]  # the same division as sums / counts, one element
+
     def act(self, obs: Any, info: dict[str, Any]) -> int:
         untried = self._first_untried()
         if untried is not None:
             return self.start + untried
-        means = self.sums / self.counts
-        bonus = self.c * np.sqrt(2.0 * np.log(self.t) / self.counts)
-        return self.start + self._argmax(means + bonus)
+        # mean + c * sqrt(2 ln t / n), computed as bonus + mean (the same doubles: + commutes exactly,
+        # 1.0 * x is x, log_of(t) is np.log(t)) in one buffer
+        v = np.divide(2.0 * log_of(self.t), self.counts, out=self._values)
+        np.sqrt(v, out=v)
+        if self.c != 1.0:
+            v *= self.c
+        v += self._means
+        return self.start + self._argmax(v)

@@ -18,7 +18,7 @@ import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import VectorBaseAgent
-from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, argmax_ties
+from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, argmax_ties, log_of
 
 _BLOCK = 1024  # uniform action indices drawn per generator call (the same stream as one call per step)
 
@@ -92,6 +92,13 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         """Row-wise argmax, ties broken by each seed's next tie-break uniform (one per decision, as the single agent).
 
         ``seeds``: the seed index of each row of ``values`` (default: row ``i`` is seed ``i``)."""
+        if seeds is None:
+            top = values.max(axis=1, keepdims=True)
+            eq = values == top
+            total = top.sum()  # NaN when a row has a NaN (then the general path below)
+            if total == total and np.count_nonzero(eq) == self.num:  # one maximum per row: the uniforms go unread
+                self._ties.skip_all()
+                return eq.argmax(axis=1)
         u = self._ties.take_all() if seeds is None else self._ties.take_rows(np.asarray(seeds))
         return argmax_ties(values, u)
 
@@ -142,8 +149,11 @@ class VectorUCB1Agent(_VectorDiscreteValueAgent):
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
         untried = self._untried()
         if untried is None:  # every arm played in every row: no zero counts
-            values = self.sums / self.counts
-            values += self.c * np.sqrt(2.0 * np.log(self.t) / self.counts)
+            values = np.divide(2.0 * log_of(self.t), self.counts)  # the single agent's bonus + mean, same doubles
+            np.sqrt(values, out=values)
+            if self.c != 1.0:
+                values *= self.c
+            values += self.sums / self.counts
             return self._argmax(values) + self.start
         if untried[0].all():
             return untried[1] + self.start

@@ -92,6 +92,8 @@ class BernoulliBanditEnv(gym.Env):
         self.horizon = int(horizon)
         self.best_mean = float(self.means.max())
         self.gaps = self.best_mean - self.means
+        self._means_list = self.means.tolist()  # per-step lookups as Python floats (same doubles, no numpy scalars)
+        self._gaps_list = self.gaps.tolist()
         self.action_space = spaces.Discrete(self.n_arms)
         self._valid_action = contains_fn(self.action_space)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
@@ -120,11 +122,12 @@ class BernoulliBanditEnv(gym.Env):
         if self._t >= self.horizon:
             raise RuntimeError("step() called after the episode ended; call reset()")
         a = int(action)
-        reward = float(self.np_random.random() < self.means[a])
+        reward = float(self.np_random.random() < self._means_list[a])
         self._t += 1
-        self._regret += self.gaps[a]
+        gap = self._gaps_list[a]
+        self._regret += gap
         self._reward_sum += reward
-        self._optimal_pulls += int(self.gaps[a] == 0.0)
+        self._optimal_pulls += gap == 0.0
         truncated = self._t >= self.horizon
         info = self._info()
         if truncated:
