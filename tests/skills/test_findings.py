@@ -50,3 +50,24 @@ def test_claims_declared_at_the_standard_tier_only_are_skipped_at_smoke():
     assert evaluate(later, tier="smoke") == []
     with pytest.raises(ValueError, match="tiers must be a non-empty subset"):
         replace(later[0], tiers=("quick",))
+
+
+def test_far_minus_near_is_a_difference_of_differences_and_reuses_the_code_runs():
+    """The far-vs-near measure subtracts the near target's value from the far one's, per unit; over
+    the two arms the effect is (gain on code) - (gain on near). Its bridge runs on ``code`` are the
+    same runs (same plan key) as the other bridge claims', so the runner does them once."""
+    from types import SimpleNamespace
+
+    from icmlgym.findings.evaluate import _key
+    from icmlgym.findings.skills import BRIDGE, BRIDGE_BOTH, GENERAL_BOTH, FarMinusNear
+
+    def runs(**loss):
+        return [[SimpleNamespace(episodes=[SimpleNamespace(metrics={"target_loss": v})])] for v in loss.values()]
+
+    variants = [{"target": "code"}, {"target": "near"}]
+    m = FarMinusNear("target_loss")
+    general, bridge = m.value(runs(code=2.8, near=2.6), variants), m.value(runs(code=2.1, near=2.5), variants)
+    assert general == pytest.approx(0.2) and bridge == pytest.approx(-0.4)
+    assert general - bridge == pytest.approx((2.8 - 2.1) - (2.6 - 2.5))
+    assert [dict(v) for v in GENERAL_BOTH.variants] == variants == [dict(v) for v in BRIDGE_BOTH.variants]
+    assert _key(BRIDGE_BOTH, 3, {"target": "code"}, 3, "smoke") == _key(BRIDGE, 3, {}, 3, "smoke")
