@@ -1,7 +1,8 @@
 """The agent's side of the channel: the program that runs inside the sandbox.
 
-``python -m icmlgym.runner.agent_host FD`` reads calls from the channel on file
-descriptor ``FD`` (see :mod:`icmlgym.runner.channel`), loads the submitted agent
+``python -m icmlgym.runner.agent_host R,W [MAX]`` reads calls from the channel on file
+descriptor ``R`` and answers on ``W`` (two pipes; a single ``FD`` is a socket, see
+:mod:`icmlgym.runner.channel`), loads the submitted agent
 *here* (so its import-time code runs under the sandbox's limits, never in the
 submitting or evaluating process), and answers. It sees only what the calls
 carry: the public part of the spec (spaces, card, env kwargs with credentials
@@ -17,6 +18,7 @@ import sys
 import traceback
 from typing import Any
 
+from icmlgym.runner.affinity import pin_self, unpin_self
 from icmlgym.runner.channel import STEP, Channel, ProtocolError, cap_text, decode_frame, decode_step_values
 
 
@@ -32,10 +34,20 @@ class AgentHost:
         self.info: Any = None
         self.action: Any = None
         self.steps = 0
+        self.cpu: int | None = None  # the evaluator's CPU, which this thread runs on during episodes
+        self._mask: set[int] | None = None  # this thread's affinity before it was pinned
 
     # -- calls ---------------------------------------------------------------------------------
 
     def hello(self, payload: dict[str, Any]) -> dict[str, Any]:
+        answer = self._load(payload)
+        cpu = payload.get("cpu")
+        if type(cpu) is int:  # after the load: the agent's import-time threads keep the whole mask
+            self.cpu = cpu
+            self._mask = pin_self(cpu)
+        return answer
+
+    def _load(self, payload: dict[str, Any]) -> dict[str, Any]:
         from icmlgym.agents.loading import load_agent
         from icmlgym.agents.protocol import AgentSpec
 
@@ -107,6 +119,8 @@ class AgentHost:
         from icmlgym.envs import make
 
         info = self.spec_info
+        pinned, self._mask = self._mask, None
+        unpin_self(pinned)  # training may use every core the sandbox has
         env = make(info["env_id"], **info["env_kwargs"])
         try:
             if info["kind"] == "single":
@@ -115,6 +129,8 @@ class AgentHost:
             self.agent.train(env, budget)
         finally:
             env.close()
+            if pinned is not None:
+                self._mask = pin_self(self.cpu)
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -195,9 +211,10 @@ _ACTION = ["action"]  # marks an answer that is the agent's last action (sent by
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    fd = int(args[0])
+    rfd, _, wfd = args[0].partition(",")  # "R,W": two pipes; "FD": one socket
+    fds = (int(rfd), int(wfd) if wfd else None)
     max_message = int(args[1]) if len(args) > 1 else None
-    ch = Channel(fd, max_message=max_message, allow_pickle=True) if max_message else Channel(fd, allow_pickle=True)
+    ch = Channel(*fds, max_message=max_message, allow_pickle=True) if max_message else Channel(*fds, allow_pickle=True)
     try:
         AgentHost(ch).serve()
     except ProtocolError as err:

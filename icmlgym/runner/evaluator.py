@@ -197,9 +197,11 @@ class RemoteAgent:
         return expect(self.ch.recv(timeout, what=f"the agent's answer to {call[0]!r}"), answer)
 
     def hello(self, load: str, kwargs: dict[str, Any], spec: dict[str, Any], timeout: float, sys_path: list[str] | None = None,
-              vectorized: bool = False) -> dict[str, Any]:
+              vectorized: bool = False, cpu: int | None = None) -> dict[str, Any]:
+        """Load the agent in the sandbox (``cpu``: the CPU its host's main thread runs on, see :mod:`icmlgym.runner.affinity`)."""
         agent = {"load": load, "kwargs": kwargs, "sys_path": sys_path or []}
-        call = {"protocol": PROTOCOL_VERSION, "agent": agent, "spec": spec, **({"vectorized": True} if vectorized else {})}
+        call = {"protocol": PROTOCOL_VERSION, "agent": agent, "spec": spec, **({"vectorized": True} if vectorized else {}),
+                **({"cpu": int(cpu)} if cpu is not None else {})}
         ready = self._call(["hello", call], "ready", timeout)
         if not isinstance(ready, dict):
             raise ProtocolError("malformed 'ready' answer")
@@ -297,7 +299,7 @@ def evaluate(task: Any) -> RunRecord:
             record.isolation["hidden_kwargs"] = hidden_names(hidden)
         agent = RemoteAgent(channel, opts.call_timeout, multi_agent=c.kind == "multi")
         agent.hello(_sandbox_load(iso, sandbox.mode), task.agent_kwargs, _public_spec(c, env, kwargs, task), opts.load_timeout,
-                    [opts.agent_dir(sandbox.mode)] if opts.agent_path else [])
+                    [opts.agent_dir(sandbox.mode)] if opts.agent_path else [], cpu=sandbox.cpu)
         public = redact(kwargs)
         if c.kind == "multi":
             spec: Any = {a: AgentSpec(c.id, env.observation_space(a), env.action_space(a), c, public, task.tier, 0, a, task.device) for a in env.possible_agents}
@@ -412,7 +414,7 @@ def evaluate_batch(tasks: list[Any], play_episode: Any, vector_env_class: Any) -
         agent = RemoteAgent(channel, opts.call_timeout, multi_agent=False)
         spec_msg = {"kind": c.kind, "env_id": c.id, "env_kwargs": public, "tier": first.tier, "device": first.device, "card": c, "spaces": spaces}
         ready = agent.hello(_sandbox_load(iso, sandbox.mode), first.agent_kwargs, spec_msg, opts.load_timeout,
-                            [opts.agent_dir(sandbox.mode)] if opts.agent_path else [], vectorized=True)
+                            [opts.agent_dir(sandbox.mode)] if opts.agent_path else [], vectorized=True, cpu=sandbox.cpu)
         batched = bool(ready.get("vectorized")) and not agent.trains
         if not batched:
             raise _RunSingly()

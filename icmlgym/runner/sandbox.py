@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from icmlgym.runner.affinity import CpuClaim, pinning_enabled
 from icmlgym.runner.channel import DEFAULT_MAX_MESSAGE, Channel
 from icmlgym.runner.limits import kill_tree, process_tree, rss_bytes
 
@@ -109,6 +110,8 @@ class SandboxOptions:
         hidden_seeds: a secret (bytes) from which evaluation env seeds are derived (None: public seeds).
         interval: seconds between limit checks (a scan of /proc costs about 10 ms under load and holds the
             evaluator's GIL; a tree can overshoot a limit for up to one interval before it is killed).
+        pin_cpu: run the evaluator's thread and the agent host's main thread on one claimed CPU
+            (:mod:`icmlgym.runner.affinity`; off also with ``ICMLGYM_SANDBOX_PIN=0``).
     """
 
     mode: str = "auto"
@@ -123,6 +126,7 @@ class SandboxOptions:
     hidden_seeds: bytes | None = field(default=None, repr=False)
     interval: float = 0.25
     hide: list[str] = field(default_factory=list)
+    pin_cpu: bool = True
 
     def agent_dir(self, mode: str) -> str | None:
         """Where the agent's folder appears to the agent (``/agent`` under bubblewrap)."""
@@ -200,6 +204,12 @@ class Sandbox:
         self._threads: list[threading.Thread] = []
         self.start_time = 0.0
         self.token = uuid.uuid4().hex
+        self._claim = CpuClaim()
+
+    @property
+    def cpu(self) -> int | None:
+        """The CPU the evaluator's thread is pinned to for this run (the agent host pins to it too), or None."""
+        return self._claim.cpu
 
     # -- the command ---------------------------------------------------------------------------
 
@@ -220,10 +230,12 @@ class Sandbox:
             env["ICMLGYM_SANDBOX_ID"] = self.token
         return env
 
-    def command(self, fd: int) -> tuple[list[str], dict[str, str] | None, str | None]:
-        """The argv, environment and working folder of the agent process for channel fd ``fd``."""
+    def command(self, fd: int | tuple[int, int]) -> tuple[list[str], dict[str, str] | None, str | None]:
+        """The argv, environment and working folder of the agent process for its end of the channel:
+        a socket's descriptor, or the (read, write) descriptors of its two pipes."""
         pkg = _package_root()
-        host = [sys.executable, "-s", "-m", "icmlgym.runner.agent_host", str(fd), str(self.options.max_message)]
+        where = f"{fd[0]},{fd[1]}" if isinstance(fd, tuple) else str(fd)
+        host = [sys.executable, "-s", "-m", "icmlgym.runner.agent_host", where, str(self.options.max_message)]
         if self.mode == "none":  # behind the reaper, so that the agent's daemons die even if the evaluator is killed
             self._tmp = tempfile.TemporaryDirectory(prefix="icmlgym-agent-")
             reaper = [sys.executable, "-S", "-I", str(Path(__file__).with_name("reaper.py"))]
@@ -279,12 +291,12 @@ class Sandbox:
     def start(self) -> Channel:
         """Start the agent process; returns the evaluator's end of the channel."""
         t0 = time.perf_counter()
-        channel, theirs = Channel.pair(self.options.max_message)
+        channel, theirs = Channel.pipes(self.options.max_message)
         log_r, log_w = os.pipe()
         try:
-            argv, env, cwd = self.command(theirs.fileno())
+            argv, env, cwd = self.command(theirs)
             self.proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w, pass_fds=(theirs.fileno(),),
+                argv, stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w, pass_fds=theirs,
                 env=env if env is not None else {}, cwd=cwd, start_new_session=True, preexec_fn=set_parent_death_signal,
                 close_fds=True,
             )
@@ -294,13 +306,16 @@ class Sandbox:
             raise
         finally:
             os.close(log_w)
-            theirs.close()
+            for fd in theirs:
+                os.close(fd)
         self.channel = channel
         reader = threading.Thread(target=self._read_log, args=(log_r,), name="agent-log", daemon=True)
         watcher = threading.Thread(target=self._watch, name="agent-limits", daemon=True)
         self._threads = [reader, watcher]
         for t in self._threads:
             t.start()
+        # after the watchers start (they keep the whole mask): only this thread, the one that plays the episodes
+        self._claim = CpuClaim.take(pinning_enabled(self.options.pin_cpu))
         self.start_time = time.perf_counter() - t0
         return channel
 
@@ -373,6 +388,7 @@ class Sandbox:
         gets ``grace`` seconds to exit before its whole tree is killed (0 after a failed run:
         nothing it would do on its way out is wanted)."""
         self._stop.set()
+        self._claim.release()
         if self.channel is not None:
             self.channel.close()
             self.channel = None

@@ -243,11 +243,16 @@ class SecretReader(RandomAgent):
         raise RuntimeError(dump)
 
 
+def _channel_fd() -> int:
+    """The descriptor the agent host answers on (its first argument, ``R,W``; a lone ``FD`` is a socket)."""
+    return int(sys.argv[1].split(",")[-1])
+
+
 class Garbler(RandomAgent):
-    """Writes a malformed frame to the channel (its descriptor is the host's first argument)."""
+    """Writes a malformed frame to the channel (the host's first argument: ``R,W``, its pipes' descriptors)."""
 
     def act(self, obs, info):
-        os.write(int(sys.argv[1]), b"GET / HTTP/1.1\r\n\r\n")
+        os.write(_channel_fd(), b"GET / HTTP/1.1\r\n\r\n")
         time.sleep(5)
         return 0
 
@@ -258,7 +263,7 @@ class Oversized(RandomAgent):
     def act(self, obs, info):
         import struct
 
-        os.write(int(sys.argv[1]), struct.pack(">2sBBI", b"IG", 1, 0, 2**30))
+        os.write(_channel_fd(), struct.pack(">2sBBI", b"IG", 1, 0, 2**30))
         time.sleep(5)
         return 0
 
