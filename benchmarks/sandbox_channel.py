@@ -7,28 +7,47 @@ Per step, on Bandit-v0 with 1,000-step episodes and UCB1, interleaved in each ro
 - ``inprocess``: the episode played by ``icmlgym.runner.rollout.rollout`` with the
   agent in this process (what a local run does);
 - ``channel[bwrap|none]``: the same episode with the agent in a sandbox, reached
-  through :class:`icmlgym.runner.evaluator.RemoteAgent` (one frame each way per step);
-- ``bare``: the limit: a raw round trip over the same kind of socket to a Python echo
-  process, of the same message sizes the channel sent and received (mean bytes
-  per frame each way), with no encoding;
+  through :class:`icmlgym.runner.evaluator.RemoteAgent` (one frame each way per step),
+  as an isolated run plays it: over the sandbox's pipes, with the evaluator's thread and
+  the agent host's main thread on one CPU (:mod:`icmlgym.runner.affinity`; measured
+  unpinned when ``ICMLGYM_SANDBOX_PIN=0``);
+- ``channel[bwrap,unpinned]``: the same sandbox with the scheduler placing both ends (what
+  runs did before session 5), and ``channel[bwrap,2cpus]``: each end on a CPU of its own
+  (what the scheduler often chooses on a quiet machine);
+- four raw round trips of the same bytes (the channel's mean frame sizes each way) to a
+  Python echo process, with no encoding: ``bare`` (a Unix socket pair, both ends where
+  the scheduler puts them: the limit before session 5), ``bare[socket,1cpu]`` (both ends
+  pinned to one CPU), ``bare[pipe]`` and ``bare[pipe,1cpu]`` (a pipe each way);
+- ``limit``: **the fastest of the four in each round** (its CPU: the least of the four).
+  The limit is the cheapest way we measured to move the channel's bytes between two
+  processes and back, not one transport or placement that happens to be slow here: on
+  this machine's virtual CPUs a process that blocks on one core and is woken from the
+  other pays for the idle core's wake-up, so an unpinned socket echo can be slower than
+  the channel itself, and a ratio against it would flatter the channel. (Busy-polling
+  round trips are not measured: the channel blocks, and spinning on a shared 2-core
+  machine costs the other end its CPU.)
 - ``machinery``: the channel alone: the same frames (a float32[2] observation, a float
   reward, a ``{"cost": ...}`` info out; an int action back) between an evaluator loop
-  and the real agent host with a no-op agent, with no env (:class:`NoOpAgent`), to
-  split the channel's overhead into its own code and what the env and the agent cost
-  more when they run in two processes (their caches go cold at every switch);
-- ``inprocess+bare``: the in-process episode plus one bare round trip per step (what
-  switching to another process once a step costs, with no channel code at all).
+  and the real agent host in a fallback sandbox with a no-op agent, with no env
+  (:class:`NoOpAgent`), to split the channel's overhead into its own code and what the
+  env and the agent cost more when they run in two processes (their caches go cold at
+  every switch);
+- ``inprocess+bare``: the in-process episode plus one raw round trip per step, over the
+  channel's transport and pinned as the channel is (what switching to another process
+  once a step costs, with no channel code at all).
 
 Each row gives, per step: wall time; CPU time of both ends and of the far end alone,
 and the time both ends waited for a CPU while runnable, all from the scheduler's own
 nanosecond accounting (``/proc/<pid>/task/<tid>/schedstat``, every thread).
 
-The channel's overhead per step is ``channel - inprocess``; the target is at most
-2x ``bare``. The sandbox start is the time from starting the agent's process to its
-``ready`` answer (its interpreter started, icmlgym imported, the agent loaded),
-each kind ``--starts`` times, as wall time and as the CPU time the agent's processes
-used (what a quiet machine's wall time approaches). Reports min / median / max and the load average,
-since the machine may be shared.
+The channel's overhead per step is ``channel - inprocess``; **the target is at most
+2x ``limit``** (printed per channel row, wall and CPU, median and range over rounds; the
+ratio against the old ``bare`` follows for comparison with earlier sessions). The
+sandbox start is the time from starting the agent's process to its ``ready`` answer
+(its interpreter started, icmlgym imported, the agent loaded), each kind ``--starts``
+times, as wall time and as the CPU time the agent's processes used (what a quiet
+machine's wall time approaches). Reports min / median / max and the load average,
+since the machine may be shared. About 10 s with ``--rounds 7 --starts 5``.
 """
 
 from __future__ import annotations
@@ -78,22 +97,24 @@ class NoOpAgent:
 
 
 @contextmanager
-def one_cpu(pids: list[int], on: bool = True):
+def one_cpu(pids: list[int], on: bool | str = True):
     """This thread and the main threads of ``pids`` on the CPU this thread runs on now (what
-    :mod:`icmlgym.runner.affinity` does for a run; here without its claim, and undone after)."""
+    :mod:`icmlgym.runner.affinity` does for a run; here without its claim, and undone after).
+    ``on="apart"``: this thread there and ``pids`` on another CPU (each end on a core of its own)."""
     from icmlgym.runner.affinity import current_cpu
 
     cpu = current_cpu() if on else None
-    if cpu is None:
+    old = os.sched_getaffinity(0)
+    if cpu is None or (on == "apart" and len(old) < 2):
         yield None
         return
-    old = os.sched_getaffinity(0)
+    far = min(old - {cpu}) if on == "apart" else cpu
     os.sched_setaffinity(0, {cpu})
     done = []
     try:
         for p in pids:
             try:
-                os.sched_setaffinity(p, {cpu})
+                os.sched_setaffinity(p, {far})
                 done.append(p)
             except OSError:
                 pass
@@ -304,7 +325,7 @@ class Remote:
         self.start_cpu = _sched(process_tree(self.sandbox.proc.pid))[0] * 1e-9
         self.ch = ch
 
-    def step_time(self, seed: int, pin: bool) -> tuple[dict[str, float], float, float]:
+    def step_time(self, seed: int, pin: bool | str) -> tuple[dict[str, float], float, float]:
         """Per step (see :class:`Meter`), and the mean bytes per frame out and back."""
         from icmlgym.runner.limits import process_tree
         from icmlgym.runner.rollout import rollout
@@ -369,7 +390,8 @@ def main() -> None:
     transport = remotes[modes[0]].ch.transport
     echoes = {k: Echo(t, *sizes) for k, (t, _) in BARE.items()}
     echoes["inprocess+bare"] = Echo(transport, *sizes)
-    channels = [f"channel[{m}]" for m in modes] + ([f"channel[{modes[0]},unpinned]"] if pin else [])
+    # the first mode also unpinned (the scheduler places the two ends) and with each end on a CPU of its own
+    channels = [f"channel[{m}]" for m in modes] + ([f"channel[{modes[0]},unpinned]"] if pin else []) + [f"channel[{modes[0]},2cpus]"]
     keys = ["inprocess", *BARE, "limit", "inprocess+bare", "machinery", *channels]
     out: dict[str, dict[str, list[float]]] = {k: {r: [] for r in ROWS} for k in keys}
     ratio_keys = ["machinery", *channels]
@@ -383,6 +405,7 @@ def main() -> None:
                 got[f"channel[{m}]"] = remotes[m].step_time(r, pin)[0]
             if pin:
                 got[f"channel[{modes[0]},unpinned]"] = remotes[modes[0]].step_time(r, False)[0]
+            got[f"channel[{modes[0]},2cpus]"] = remotes[modes[0]].step_time(r, "apart")[0]
             for k, (_, pinned) in BARE.items():
                 got[k] = bare_round_trip(echoes[k], args.steps, pinned)
             got["machinery"] = machinery.step_time(args.steps, pin)
