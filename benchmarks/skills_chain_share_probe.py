@@ -8,7 +8,8 @@ one thread) on the full chain library with an empty-slot probability ``--p-empty
 model used 0.35), a share ``--perm-share`` of each batch drawn from the permutation slots alone
 (maps empty, each permutation slot empty with probability 0.1, as in
 ``benchmarks/skills_perm_library_probe.py``), from scratch or (``--init shipped``) continuing from
-the shipped ``skill-chain-lm`` weights at peak lr ``--lr``; prints the zoo's quality measures every ``--every`` steps, then puts the
+the shipped ``skill-chain-lm`` weights at peak lr ``--lr``, optionally after ``--perm-first`` steps
+on the permutation slots alone (a curriculum: its own one-cycle schedule, peak 3e-3); prints the zoo's quality measures every ``--every`` steps, then puts the
 model in SkillNeologism-v1 in place of ``skill-chain-lm`` (in this process only) and runs the
 reference neologism agent with both new skills (``shift4``, ``rot3``) on seeds 0-2 for
 ``--env-steps`` oracle steps: new-skill accuracy and the zero-shot pair (both new tokens in one
@@ -16,6 +17,7 @@ prompt) against either token alone. A probe (one pre-training seed), not a model
 
 Run: python benchmarks/skills_chain_share_probe.py [--steps 8000] [--p-empty 0.2] [--env-steps 200]
      python benchmarks/skills_chain_share_probe.py --init shipped --steps 4000 --p-empty 0.35 --perm-share 0.5 --lr 1e-3 --every 1000
+     python benchmarks/skills_chain_share_probe.py --perm-first 3000 --steps 5000 --p-empty 0.35 --perm-share 0.5 --every 1000
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def main() -> None:
     ap.add_argument("--perm-share", type=float, default=0.0)
     ap.add_argument("--init", choices=("fresh", "shipped"), default="fresh")
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--perm-first", type=int, default=0)
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
@@ -72,7 +75,23 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
     print(json.dumps({"load_average": os.getloadavg()[0], "steps": args.steps, "p_empty": args.p_empty, "perm_share": args.perm_share,
-                      "init": args.init, "lr": args.lr}), flush=True)
+                      "init": args.init, "lr": args.lr, "perm_first": args.perm_first}), flush=True)
+    if args.perm_first:
+        opt1 = torch.optim.AdamW(model.parameters(), 3e-3, weight_decay=0.01, betas=(0.9, 0.98))
+        sched1 = torch.optim.lr_scheduler.OneCycleLR(opt1, 3e-3, total_steps=args.perm_first, pct_start=0.1)
+        for step in range(1, args.perm_first + 1):
+            b = sc.batch(rng, perm_tasks(cfg["batch_size"]))
+            tok, mask = torch.from_numpy(b.tokens), torch.from_numpy(b.mask)
+            loss = masked_lm_loss(model(tok), tok, mask)
+            opt1.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt1.step()
+            sched1.step()
+        model.eval()
+        print(json.dumps({"phase": "permutations first", "step": args.perm_first, "seconds": round(time.perf_counter() - t0, 1),
+                          "loss": round(float(loss.detach()), 4), **evaluate(model, cfg)}), flush=True)
+        model.train()
     for step in range(1, args.steps + 1):
         b = sc.batch(rng, sc.sample_tasks(rng, cfg["batch_size"] - n_perm, p_empty=args.p_empty) + perm_tasks(n_perm))
         tok, mask = torch.from_numpy(b.tokens), torch.from_numpy(b.mask)
