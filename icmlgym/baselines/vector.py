@@ -18,7 +18,7 @@ import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import VectorBaseAgent
-from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, argmax_ties, log_of
+from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, argmax_ties, argmax_ties_lockstep, log_of
 
 _BLOCK = 1024  # uniform action indices drawn per generator call (the same stream as one call per step)
 
@@ -93,13 +93,8 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
 
         ``seeds``: the seed index of each row of ``values`` (default: row ``i`` is seed ``i``)."""
         if seeds is None:
-            top = values.max(axis=1, keepdims=True)
-            eq = values == top
-            total = top.sum()  # NaN when a row has a NaN (then the general path below)
-            if total == total and np.count_nonzero(eq) == self.num:  # one maximum per row: the uniforms go unread
-                self._ties.skip_all()
-                return eq.argmax(axis=1)
-        u = self._ties.take_all() if seeds is None else self._ties.take_rows(np.asarray(seeds))
+            return argmax_ties_lockstep(values, self._ties, self._rows)
+        u = self._ties.take_rows(np.asarray(seeds))
         return argmax_ties(values, u)
 
 

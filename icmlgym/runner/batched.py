@@ -121,10 +121,10 @@ def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, ma
         update(obs, actions, rewards, next_obs, terminated, truncated, info)
         ret += rewards
         obs = next_obs
-        done = np.logical_or(terminated, truncated)
-        if done.all():
+        ended = np.count_nonzero(np.logical_or(terminated, truncated))
+        if ended == n:
             break
-        if done.any():
+        if ended:
             raise RuntimeError("the sub-envs of a batch ended at different steps; run these seeds singly")
     wall = (time.perf_counter() - t0) / n
     metrics = info.get("metrics", {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import icmlgym
@@ -107,6 +108,10 @@ def test_vector_env_rejects_bad_actions() -> None:
         env.step([0, 1, 10])
     with pytest.raises(ValueError, match="action space"):
         env.step([0, 1])
+    for bad in (np.array([0, -1, 2]), np.array([0, 1, -3], dtype=np.int32), np.array([0.0, 1.0, 2.0])):  # negatives, floats
+        with pytest.raises(ValueError, match="action space"):
+            env.step(bad)
+    env.step(np.array([0, 1, 9], dtype=np.int32))  # other integer dtypes are accepted
     assert isinstance(BatchTask(make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=2)).env_id, str)
 
 

@@ -106,3 +106,26 @@ def test_take_all_is_each_generators_stream() -> None:
     got = np.stack([blocks.take_all() for _ in range(20)], axis=1)
     for row, s in zip(got, (3, 4, 5)):
         np.testing.assert_array_equal(row, np.random.default_rng(s).random(24)[:20])
+
+
+@pytest.mark.parametrize("high", [3, 1000])  # many ties / almost none (the path that leaves the uniforms unread)
+def test_argmax_ties_lockstep_equals_argmax_ties_and_consumes_the_same_stream(high: int) -> None:
+    rng = np.random.default_rng(11)
+    seeds = list(range(30))
+    lockstep = UniformBlocks([np.random.default_rng(s) for s in seeds], block=16)
+    reference = UniformBlocks([np.random.default_rng(s) for s in seeds], block=16)
+    index = np.arange(len(seeds))
+    for step in range(60):  # several refills of the blocks
+        values = rng.integers(0, high, (len(seeds), 6)).astype(np.float64)
+        if step % 7 == 3:
+            values[step % len(seeds)] = np.nan
+        if step % 11 == 5:
+            values[2, 4] = np.nan
+        got = draws.argmax_ties_lockstep(values, lockstep, index if step % 2 else None)
+        np.testing.assert_array_equal(got, draws.argmax_ties(values, reference.take_all()))
+    np.testing.assert_array_equal(lockstep.take_all(), reference.take_all())
+
+
+def test_log_of_is_numpys_log() -> None:
+    ts = list(range(1, 5000)) + np.random.default_rng(2).integers(5000, 3_000_000, 300).tolist()
+    assert [draws.log_of(t) for t in ts] == [float(np.log(t)) for t in ts]

@@ -47,6 +47,8 @@ class BernoulliBanditVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._draws = np.zeros((self.num_envs, self.horizon))
         self._rows = np.arange(self.num_envs)
+        self._shape = (self.num_envs,)
+        self._n_arms = np.uint64(self.single.n_arms)
         self._t = 0
         self._ended = True
 
@@ -72,14 +74,14 @@ class BernoulliBanditVectorEnv(VectorEnv):
 
     def step(self, actions: Any):
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu" or a.min() < 0 or a.max() >= self.single.n_arms:
+        if a.shape != self._shape or not self._in_range(a):
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
+        means, gaps = self.means[a], self.gaps[a]
         if self._ended:
             raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
         draws = self._draws[:, self._t]
-        rewards = (draws < self.means[a]).astype(np.float64)
+        rewards = (draws < means).astype(np.float64)
         self._t += 1
-        gaps = self.gaps[a]
         self._regret += gaps
         self._reward_sum += rewards
         self._optimal += gaps == 0.0
@@ -87,7 +89,9 @@ class BernoulliBanditVectorEnv(VectorEnv):
         obs = np.empty((self.num_envs, 2), dtype=np.float32)
         obs[:, 0] = rewards
         obs[:, 1] = self._t / self.horizon
-        info: dict[str, Any] = {"cost": {"env_steps": np.full(self.num_envs, self._t, dtype=np.int64)}}
+        steps = np.empty(self.num_envs, dtype=np.int64)
+        steps.fill(self._t)
+        info: dict[str, Any] = {"cost": {"env_steps": steps}}
         if truncated:
             self._ended = True
             info["metrics"] = {
@@ -95,7 +99,14 @@ class BernoulliBanditVectorEnv(VectorEnv):
                 "cumulative_reward": self._reward_sum.copy(),
                 "optimal_arm_fraction": self._optimal / self._t,
             }
-        return obs, rewards, np.zeros(self.num_envs, dtype=bool), np.full(self.num_envs, truncated), info
+        return obs, rewards, np.zeros(self.num_envs, dtype=bool), (np.ones if truncated else np.zeros)(self.num_envs, dtype=bool), info
+
+
+    def _in_range(self, a: np.ndarray) -> bool:
+        """Every action an integer arm index in ``[0, n_arms)`` (int64: one comparison, negatives read as huge unsigned)."""
+        if a.dtype == np.int64:
+            return np.count_nonzero(a.view(np.uint64) < self._n_arms) == a.size
+        return a.dtype.kind in "iu" and (a.size == 0 or (int(a.min()) >= 0 and int(a.max()) < self.single.n_arms))
 
 
 __all__ = ["BernoulliBanditVectorEnv"]
