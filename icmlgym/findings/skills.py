@@ -83,7 +83,7 @@ FINDINGS = [
         direction="greater",
         unit="seed (training and evaluation batches)",
         expected=NOT_AT_SCALE,
-        note="pair_gain = exact match with both new tokens minus the better of the two with one token; v1 seeds 0-9: -0.002 [-0.005, 0]: the rot3 neologism learns nothing (the model has no rotation chain), so the pair cannot do the composed task",
+        note="pair_gain = exact match with both new tokens minus the better of the two with one token; v1 seeds 0-9: -0.002 [-0.005, 0]: the rot3 neologism learns nothing (the model has no rotation chain), so the pair cannot do the composed task; on a probe model trained with a permutation-first curriculum (docs/skills.md) rot3 is learned and the pair gains 0-0.08",
     ),
 ]
 
