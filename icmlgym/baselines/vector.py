@@ -65,6 +65,7 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         self.start = int(space.start)
         self.counts = np.zeros((self.num, self.n))
         self.sums = np.zeros((self.num, self.n))
+        self._flat_counts, self._flat_sums = self.counts.ravel(), self.sums.ravel()  # views
         self.t = 0
         self._rows = np.arange(self.num)
         self._offsets = self._rows * self.n  # row starts in the flattened (N, n) arrays
@@ -72,9 +73,9 @@ class _VectorDiscreteValueAgent(VectorBaseAgent):
         self._ties = UniformBlocks(self.rngs)
 
     def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
-        flat = self._offsets + (np.asarray(actions) - self.start)
-        self.counts.ravel()[flat] += 1
-        self.sums.ravel()[flat] += np.asarray(rewards, dtype=np.float64)
+        flat = self._offsets + (np.asarray(actions) - self.start if self.start else actions)
+        self._flat_counts[flat] += 1
+        self._flat_sums[flat] += rewards if type(rewards) is np.ndarray and rewards.dtype == np.float64 else np.asarray(rewards, dtype=np.float64)
         self.t += 1
 
     def _untried(self) -> tuple[np.ndarray, np.ndarray] | None:

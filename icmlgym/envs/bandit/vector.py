@@ -45,10 +45,13 @@ class BernoulliBanditVectorEnv(VectorEnv):
         self.single_observation_space = self.single.observation_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._draws = np.zeros((self.num_envs, self.horizon))
+        self._draws = np.zeros((self.horizon, self.num_envs))  # step-major: one step's draws are contiguous
         self._rows = np.arange(self.num_envs)
         self._shape = (self.num_envs,)
         self._n_arms = np.uint64(self.single.n_arms)
+        # terminated / truncated flags: the same two read-only arrays every step
+        self._false, self._true = np.zeros(self.num_envs, dtype=bool), np.ones(self.num_envs, dtype=bool)
+        self._false.flags.writeable = self._true.flags.writeable = False
         self._t = 0
         self._ended = True
 
@@ -63,7 +66,7 @@ class BernoulliBanditVectorEnv(VectorEnv):
                 raise ValueError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
         for i, s in enumerate(seeds):
             rng, _ = seeding.np_random(s)
-            self._draws[i] = rng.random(self.horizon)
+            self._draws[:, i] = rng.random(self.horizon)
         self._t = 0
         self._ended = False
         self._regret = np.zeros(self.num_envs)
@@ -74,12 +77,14 @@ class BernoulliBanditVectorEnv(VectorEnv):
 
     def step(self, actions: Any):
         a = np.asarray(actions)
-        if a.shape != self._shape or not self._in_range(a):
+        if a.shape != self._shape or not (
+            np.count_nonzero(a.view(np.uint64) < self._n_arms) == self.num_envs if a.dtype == np.int64 else self._in_range(a)
+        ):
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         means, gaps = self.means[a], self.gaps[a]
         if self._ended:
             raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
-        draws = self._draws[:, self._t]
+        draws = self._draws[self._t]
         rewards = (draws < means).astype(np.float64)
         self._t += 1
         self._regret += gaps
@@ -99,7 +104,7 @@ class BernoulliBanditVectorEnv(VectorEnv):
                 "cumulative_reward": self._reward_sum.copy(),
                 "optimal_arm_fraction": self._optimal / self._t,
             }
-        return obs, rewards, np.zeros(self.num_envs, dtype=bool), (np.ones if truncated else np.zeros)(self.num_envs, dtype=bool), info
+        return obs, rewards, self._false, self._true if truncated else self._false, info
 
 
     def _in_range(self, a: np.ndarray) -> bool:
