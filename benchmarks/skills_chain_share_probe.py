@@ -27,10 +27,15 @@ import json
 import os
 import time
 
+import sys
+
 import numpy as np
 import torch
 
-from icmlgym.corpora import skill_chains as sc
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from skills_perm_library_probe import tasks as perm_only, train_step  # noqa: E402
+
+from icmlgym.corpora import skill_chains as sc  # noqa: E402
 
 
 def main() -> None:
@@ -51,7 +56,6 @@ def main() -> None:
     from icmlgym.envs.skills import neologism_chain
     from icmlgym.envs.skills.model import FrozenSkillModel
     from icmlgym.zoo.skill_chains import CONFIGS, evaluate
-    from icmlgym.zoo.skills import masked_lm_loss
     from icmlgym.zoo.transformer import GPT, GPTConfig
 
     cfg = dict(CONFIGS["smoke"])
@@ -67,11 +71,6 @@ def main() -> None:
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.steps, pct_start=0.1)
     n_perm = int(round(args.perm_share * cfg["batch_size"]))
 
-    def perm_tasks(n: int) -> list:
-        empty = rng.random((n, 2)) < 0.1
-        pi = rng.integers(0, len(sc.PERMS), size=(n, 2))
-        return [(None, None, None if empty[i, 0] else sc.PERMS[pi[i, 0]], None if empty[i, 1] else sc.PERMS[pi[i, 1]]) for i in range(n)]
-
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
     print(json.dumps({"load_average": os.getloadavg()[0], "steps": args.steps, "p_empty": args.p_empty, "perm_share": args.perm_share,
@@ -80,32 +79,19 @@ def main() -> None:
         opt1 = torch.optim.AdamW(model.parameters(), 3e-3, weight_decay=0.01, betas=(0.9, 0.98))
         sched1 = torch.optim.lr_scheduler.OneCycleLR(opt1, 3e-3, total_steps=args.perm_first, pct_start=0.1)
         for step in range(1, args.perm_first + 1):
-            b = sc.batch(rng, perm_tasks(cfg["batch_size"]))
-            tok, mask = torch.from_numpy(b.tokens), torch.from_numpy(b.mask)
-            loss = masked_lm_loss(model(tok), tok, mask)
-            opt1.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt1.step()
-            sched1.step()
+            loss = train_step(model, opt1, sched1, rng, perm_only(rng, cfg["batch_size"], 0.1))
         model.eval()
         print(json.dumps({"phase": "permutations first", "step": args.perm_first, "seconds": round(time.perf_counter() - t0, 1),
-                          "loss": round(float(loss.detach()), 4), **evaluate(model, cfg)}), flush=True)
+                          "loss": round(loss, 4), **evaluate(model, cfg)}), flush=True)
         model.train()
     for step in range(1, args.steps + 1):
-        b = sc.batch(rng, sc.sample_tasks(rng, cfg["batch_size"] - n_perm, p_empty=args.p_empty) + perm_tasks(n_perm))
-        tok, mask = torch.from_numpy(b.tokens), torch.from_numpy(b.mask)
-        loss = masked_lm_loss(model(tok), tok, mask)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        mixed = sc.sample_tasks(rng, cfg["batch_size"] - n_perm, p_empty=args.p_empty) + perm_only(rng, n_perm, 0.1)
+        loss = train_step(model, opt, sched, rng, mixed)
         if step % args.every == 0 or step == args.steps:
             model.eval()
             q = evaluate(model, cfg)
             model.train()
-            print(json.dumps({"step": step, "seconds": round(time.perf_counter() - t0, 1), "loss": round(float(loss.detach()), 4), **q}), flush=True)
+            print(json.dumps({"step": step, "seconds": round(time.perf_counter() - t0, 1), "loss": round(loss, 4), **q}), flush=True)
     model.eval()
     neologism_chain._MODELS[("smoke", 0)] = FrozenSkillModel(model)  # SkillNeologism-v1 now loads this model (this process only)
     keys = ("new_skill_accuracy", "composition_accuracy", "pair_accuracy", "pair_accuracy_map_only", "pair_accuracy_perm_only", "pair_gain", "forgetting")

@@ -29,9 +29,25 @@ from icmlgym.corpora import skill_chains as sc  # noqa: E402
 
 
 def tasks(rng: np.random.Generator, n: int, p_empty: float) -> list[sc.Task]:
+    """``n`` tasks on the permutation slots alone (maps empty), each slot empty with probability ``p_empty``."""
     empty = rng.random((n, 2)) < p_empty
     pi = rng.integers(0, len(sc.PERMS), size=(n, 2))
     return [(None, None, None if empty[i, 0] else sc.PERMS[pi[i, 0]], None if empty[i, 1] else sc.PERMS[pi[i, 1]]) for i in range(n)]
+
+
+def train_step(model, opt, sched, rng: np.random.Generator, task_list: list[sc.Task]) -> float:
+    """One AdamW step (gradient clipped at 1, then the scheduler) on fresh prompts of ``task_list``; the loss."""
+    from icmlgym.zoo.skills import masked_lm_loss
+
+    b = sc.batch(rng, task_list)
+    tok, mask = torch.from_numpy(b.tokens), torch.from_numpy(b.mask)
+    loss = masked_lm_loss(model(tok), tok, mask)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return float(loss.detach())
 
 
 def exact(model, task: sc.Task, rng: np.random.Generator, n: int = 128) -> float:
@@ -60,7 +76,6 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
-    from icmlgym.zoo.skills import masked_lm_loss
     from icmlgym.zoo.transformer import GPT, GPTConfig
 
     model = GPT(GPTConfig(vocab_size=sc.VOCAB_SIZE, block_size=48, n_layer=3, n_head=4, n_embd=64))
@@ -70,17 +85,10 @@ def main() -> None:
     t0 = time.perf_counter()
     print(json.dumps({"load_average": os.getloadavg()[0], "steps": args.steps, "p_empty": args.p_empty}), flush=True)
     for step in range(1, args.steps + 1):
-        b = sc.batch(rng, tasks(rng, 64, args.p_empty))
-        tok, mask = torch.from_numpy(b.tokens), torch.from_numpy(b.mask)
-        loss = masked_lm_loss(model(tok), tok, mask)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        loss = train_step(model, opt, sched, rng, tasks(rng, 64, args.p_empty))
         if step % args.every == 0 or step == args.steps:
             r = report(model, step, t0)
-            r["loss"] = round(float(loss.detach()), 4)
+            r["loss"] = round(loss, 4)
             if step != args.steps:
                 r.pop("pairs")
             print(json.dumps(r), flush=True)
