@@ -35,6 +35,7 @@ ATTEMPTS = 2  # Marsaglia-Tsang candidates per Gamma variate per step (both reje
 _BETA_BLOCK_NUMBERS = 1 << 12  # normals per refill of a Beta block, over all arms and steps of the block
 _SQUEEZE = 0.0331
 _THIRD = 1.0 / 3.0
+_WHOLE_STEP = 256  # candidates per step up to which the log test runs on all of them (BetaBlocks.sample)
 
 
 _LOGS: list[float] = []
@@ -207,6 +208,9 @@ class BetaBlocks:
         self.d = np.empty((n, m))
         self.c = np.empty((n, m))
         self._d3, self._c3 = self.d[..., None], self.c[..., None]
+        # few generators (a single run): the log test on every candidate of a step, with no gathers, is cheaper
+        # than on the few that need it; the accepted set is the same (the test is elementwise)
+        self._whole = n * m * ATTEMPTS <= _WHOLE_STEP
         self._any_small = False
 
     def set_shapes(self, a: np.ndarray, b: np.ndarray) -> None:
@@ -254,6 +258,9 @@ class BetaBlocks:
             self.uniforms[:, i] = rng.random(shape)
         x2 = self.normals * self.normals
         np.less(self.uniforms, 1.0 - _SQUEEZE * (x2 * x2), out=self.squeeze)  # u < 1 - 0.0331 x^4: accepted
+        if self._whole:  # the log test's terms that do not depend on the shapes, for the whole block
+            self.log_u = np.log(self.uniforms)
+            self.half_x2 = 0.5 * x2
         self.pos = 0
 
     def sample(self) -> np.ndarray:
@@ -268,8 +275,20 @@ class BetaBlocks:
         v = t * t
         v *= t
         positive = t > 0.0
-        ok = positive & self.squeeze[p]
-        rest = np.flatnonzero(positive ^ ok)  # positive candidates the squeeze did not accept: the log test
+        if self._whole:
+            # accepted: t > 0 and (squeeze or log u < x^2/2 + d (1 - v + log v)); log |v| keeps the masked
+            # candidates (t <= 0) finite, and every other candidate gets the same doubles as below
+            w = 1.0 - v
+            w += np.log(np.abs(v))
+            w *= self._d3
+            w += self.half_x2[p]
+            ok = np.less(self.log_u[p], w)
+            ok |= self.squeeze[p]
+            ok &= positive
+            rest = ()
+        else:
+            ok = positive & self.squeeze[p]
+            rest = np.flatnonzero(positive ^ ok)  # positive candidates the squeeze did not accept: the log test
         if len(rest):
             vr = v.ravel()[rest]
             xr = x.ravel()[rest]

@@ -129,3 +129,20 @@ def test_argmax_ties_lockstep_equals_argmax_ties_and_consumes_the_same_stream(hi
 def test_log_of_is_numpys_log() -> None:
     ts = list(range(1, 5000)) + np.random.default_rng(2).integers(5000, 3_000_000, 300).tolist()
     assert [draws.log_of(t) for t in ts] == [float(np.log(t)) for t in ts]
+
+
+def test_whole_step_log_test_draws_what_the_gathered_one_does() -> None:
+    """A single run's BetaBlocks runs the log test on every candidate of a step; a batch's on the few that need it."""
+    for seed in range(4):
+        rng = np.random.default_rng(100 + seed)
+        whole, gathered = BetaBlocks([np.random.default_rng(seed)], 7), BetaBlocks([np.random.default_rng(seed)], 7)
+        assert whole._whole
+        gathered._whole = False
+        a, b = rng.uniform(0.2, 30, (1, 7)), rng.uniform(0.2, 30, (1, 7))
+        for blocks in (whole, gathered):
+            blocks.set_shapes(a, b)
+        for step in range(700):  # several refills
+            np.testing.assert_array_equal(whole.sample(), gathered.sample())
+            j, s1, s2 = step % 7, float(rng.uniform(0.3, 50)), float(rng.uniform(0.3, 50))
+            whole.set_arm(0, j, s1, s2)
+            gathered.set_arm(0, j, s1, s2)
