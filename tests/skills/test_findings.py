@@ -1,7 +1,7 @@
 """The skills findings declared at the smoke tier (icmlgym/findings/skills.py), on seeds 0-9.
 
-``icmlgym findings skills`` prints the table; docs/skills.md has it. The smoke runs (about a
-minute of CPU) go through two worker processes (CI has two cores) and are marked slow; the
+``icmlgym findings skills`` prints the table; docs/skills.md has it. The smoke runs (90 runs,
+about 80 CPU-s: docs/skills.md, "Test and replication cost") go through two worker processes (CI has two cores) and are marked slow; the
 claims declared at the standard tier only are run by ``icmlgym findings skills --tier standard``
 (results in docs/skills.md), not here.
 """
