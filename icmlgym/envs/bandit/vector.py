@@ -46,6 +46,9 @@ class BernoulliBanditVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._draws = np.zeros((self.horizon, self.num_envs))  # step-major: one step's draws are contiguous
+        # the arms pulled, step-major; the regret and optimal pulls are summed from them at the end, over the
+        # steps in order (a reduction over axis 0 adds row after row: the single env's running sums, bit for bit)
+        self._pulls = np.zeros((self.horizon, self.num_envs), dtype=np.intp)
         self._rows = np.arange(self.num_envs)
         self._shape = (self.num_envs,)
         self._n_arms = np.uint64(self.single.n_arms)
@@ -69,9 +72,7 @@ class BernoulliBanditVectorEnv(VectorEnv):
             self._draws[:, i] = rng.random(self.horizon)
         self._t = 0
         self._ended = False
-        self._regret = np.zeros(self.num_envs)
         self._reward_sum = np.zeros(self.num_envs)
-        self._optimal = np.zeros(self.num_envs, dtype=np.int64)
         obs = np.zeros((self.num_envs, 2), dtype=np.float32)
         return obs, {"cost": {"env_steps": np.zeros(self.num_envs, dtype=np.int64)}}
 
@@ -81,15 +82,13 @@ class BernoulliBanditVectorEnv(VectorEnv):
             np.count_nonzero(a.view(np.uint64) < self._n_arms) == self.num_envs if a.dtype == np.int64 else self._in_range(a)
         ):
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
-        means, gaps = self.means[a], self.gaps[a]
+        means = self.means[a]
         if self._ended:
             raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
-        draws = self._draws[self._t]
-        rewards = (draws < means).astype(np.float64)
+        rewards = (self._draws[self._t] < means).astype(np.float64)
+        self._pulls[self._t] = a
         self._t += 1
-        self._regret += gaps
         self._reward_sum += rewards
-        self._optimal += gaps == 0.0
         truncated = self._t >= self.horizon
         obs = np.empty((self.num_envs, 2), dtype=np.float32)
         obs[:, 0] = rewards
@@ -99,13 +98,13 @@ class BernoulliBanditVectorEnv(VectorEnv):
         info: dict[str, Any] = {"cost": {"env_steps": steps}}
         if truncated:
             self._ended = True
+            gaps = self.gaps[self._pulls[: self._t]]
             info["metrics"] = {
-                "pseudo_regret": self._regret.copy(),
+                "pseudo_regret": np.add.reduce(gaps, axis=0),
                 "cumulative_reward": self._reward_sum.copy(),
-                "optimal_arm_fraction": self._optimal / self._t,
+                "optimal_arm_fraction": np.count_nonzero(gaps == 0.0, axis=0) / self._t,
             }
         return obs, rewards, self._false, self._true if truncated else self._false, info
-
 
     def _in_range(self, a: np.ndarray) -> bool:
         """Every action an integer arm index in ``[0, n_arms)`` (int64: one comparison, negatives read as huge unsigned)."""
