@@ -52,6 +52,16 @@ def test_batched_records_equal_single_runs(agent: str, env_kwargs: dict, monkeyp
     assert len({r.episodes[0].metrics["pseudo_regret"] for r in batched}) > 1
 
 
+def test_long_batched_episode_sums_regret_as_the_single_env(monkeypatch) -> None:
+    # the vector env sums the pulled arms' gaps at the end (row after row), the single env step by step
+    from icmlgym.runner import batched as batched_module
+
+    tasks = make_tasks("icmlgym/Bandit-v0", "ucb1", seeds=SEEDS[:3], env_kwargs={"horizon": 8000, "n_arms": 37})
+    single = [batched_module.execute(t) for t in tasks]
+    monkeypatch.setattr(batched_module, "execute", lambda task: pytest.fail(f"fell back to a single run: {task}"))
+    assert [comparable(r) for r in batched_module.execute_batch(tasks)] == [comparable(r) for r in single]
+
+
 def test_thompson_with_small_priors_batched_equals_single_runs(monkeypatch) -> None:
     # priors below 1 take the boosted Gamma path (G(s + 1) * U**(1/s)) until the arms are pulled
     from icmlgym.runner import batched as batched_module
