@@ -15,6 +15,7 @@ import functools
 import hashlib
 import inspect
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -53,6 +54,15 @@ def _remember(cache: OrderedDict, key: tuple, value: Any) -> Any:
     while len(cache) > _CACHE_MAX:
         cache.popitem(last=False)
     return value
+
+
+def cached_teacher_logits(key: tuple, compute: Callable[[], Any]) -> Any:
+    """A teacher's logits on a data set from this process's bounded cache, computed with ``compute`` on a miss."""
+    logits = _TEACHER_CACHE.get(key)
+    if logits is None:
+        return _remember(_TEACHER_CACHE, key, compute())
+    _TEACHER_CACHE.move_to_end(key)
+    return logits
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,10 +25,9 @@ import torch
 
 from icmlgym.envs.vision import kd_student as ks
 from icmlgym.envs.vision.lavid import (
-    _TEACHER_CACHE,
     TEACHERS,
     LanguageToVisualKDEnv,
-    _remember,
+    cached_teacher_logits,
 )
 from icmlgym.nn.runtime import fixed_threads
 
@@ -108,13 +107,12 @@ class LanguageToVisualKDV1Env(LanguageToVisualKDEnv):
         """The vision-language teacher's class logits on the training images (kept per data set in the process)."""
         model, model_key = _clip_teacher()
         key = content_key("lavid-vlm-teacher", sorted(self.kw.items(), key=str), self.per_class, self.data_seed, model_key)
-        logits = _TEACHER_CACHE.get(key)
-        if logits is None:
+
+        def compute() -> torch.Tensor:
             with torch.no_grad():
-                logits = _remember(_TEACHER_CACHE, key, model.class_logits(self.x["train"], torch.as_tensor(self.clip_classes)))
-        else:
-            _TEACHER_CACHE.move_to_end(key)
-        return logits
+                return model.class_logits(self.x["train"], torch.as_tensor(self.clip_classes))
+
+        return cached_teacher_logits(key, compute)
 
     def _prepare(self, teacher: str) -> None:
         if teacher == "vlm":
