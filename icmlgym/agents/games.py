@@ -45,6 +45,7 @@ class FTRLAgent(BaseAgent):
 
     name = "games-hedge"
     vectorized = "icmlgym.agents.games_vector:VectorFTRLAgent"  # bandit feedback, for --batch-seeds
+    joint = "icmlgym.agents.games_joint:JointFTRLAgent"  # all players of RepeatedGame-v0 as one array
 
     def __init__(
         self,

@@ -1,10 +1,17 @@
-"""Multi-agent adapter: one single-agent instance per PettingZoo agent."""
+"""Multi-agent adapters: one single-agent instance per PettingZoo agent, or the class's joint twin.
+
+An agent class may declare ``joint = "module:Class"``: a multi-agent (``multi_agent = True``)
+class taking the same constructor arguments that plays every PettingZoo agent at once and
+gives, seed for seed, the records of one instance per agent id under :class:`DictAgent`
+(e.g. :class:`icmlgym.agents.games_joint.JointFTRLAgent`). :func:`lift` is how the runner
+turns a loaded single-agent class into a multi-agent one.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from icmlgym.agents.protocol import Agent, AgentSpec
+from icmlgym.agents.protocol import Agent, AgentSpec, declared_twin
 
 
 class DictAgent:
@@ -50,3 +57,23 @@ class DictAgent:
                 bool(truncations.get(a, False)),
                 infos.get(a, {}),
             )
+
+
+def joint_class(agent_cls: Any) -> type | None:
+    """The joint twin an agent class declares with ``joint = "module:Class"`` (None without one; not inherited)."""
+    return declared_twin(agent_cls, "joint")
+
+
+def lift(loaded: Any, agent: Any | None = None) -> Any:
+    """A multi-agent agent from a loaded agent (:class:`icmlgym.agents.loading.LoadedAgent`).
+
+    ``agent`` (default: a fresh ``loaded()``) is returned as it is when it is already
+    multi-agent; otherwise the class's joint twin with the loaded keyword arguments, or a
+    :class:`DictAgent` of fresh instances."""
+    agent = loaded() if agent is None else agent
+    if getattr(agent, "multi_agent", False):
+        return agent
+    twin = joint_class(loaded.cls)
+    if twin is not None:
+        return twin(**loaded.kwargs)
+    return DictAgent(lambda: loaded())

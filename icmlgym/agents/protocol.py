@@ -29,6 +29,7 @@ per PettingZoo agent.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -151,3 +152,18 @@ REQUIRED_METHODS: tuple[str, ...] = ("reset", "act", "update")
 def missing_methods(obj: Any) -> list[str]:
     """Protocol methods ``obj`` (an instance or a class) does not provide as callables."""
     return [m for m in REQUIRED_METHODS if not callable(getattr(obj, m, None))]
+
+
+def declared_twin(agent_cls: Any, attr: str) -> type | None:
+    """The twin class an agent class declares with ``<attr> = "module:Class"`` (None without one).
+
+    ``vectorized`` (:func:`icmlgym.agents.vector.vector_class`) and ``joint``
+    (:func:`icmlgym.agents.multi.joint_class`) are declared this way. Only the class's own
+    declaration counts: a subclass that changes ``act`` does not inherit its parent's twin."""
+    target = vars(agent_cls).get(attr) if isinstance(agent_cls, type) else None
+    if not target:
+        return None
+    if not isinstance(target, str) or ":" not in target:
+        return target if isinstance(target, type) else None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)

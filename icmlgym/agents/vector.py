@@ -18,12 +18,11 @@ Protocol (arrays have the seeds on axis 0)::
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from icmlgym.agents.protocol import AgentSpec
+from icmlgym.agents.protocol import AgentSpec, declared_twin
 
 
 @runtime_checkable
@@ -70,13 +69,7 @@ def vector_class(agent_cls: Any) -> type | None:
 
     Only the class's own declaration counts: a subclass that changes ``act`` does not
     inherit its parent's twin."""
-    target = vars(agent_cls).get("vectorized") if isinstance(agent_cls, type) else None
-    if not target:
-        return None
-    if not isinstance(target, str) or ":" not in target:
-        return target if isinstance(target, type) else None
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return declared_twin(agent_cls, "vectorized")
 
 
 __all__ = ["VectorAgent", "VectorBaseAgent", "vector_class"]

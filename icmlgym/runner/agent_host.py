@@ -62,11 +62,9 @@ class AgentHost:
         loaded = load_agent(agent_spec["load"], **agent_spec.get("kwargs", {}))
         multi_env = spec["kind"] == "multi"
         if multi_env:
-            from icmlgym.agents.multi import DictAgent
+            from icmlgym.agents.multi import lift
 
-            agent = loaded()
-            if not getattr(agent, "multi_agent", False):
-                agent = DictAgent(lambda: loaded())
+            agent = lift(loaded)
             self.specs = {
                 a: AgentSpec(spec["env_id"], o, s, card, spec["env_kwargs"], spec["tier"], 0, a, spec["device"])
                 for a, (o, s) in spec["spaces"].items()

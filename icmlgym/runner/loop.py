@@ -14,7 +14,7 @@ import traceback
 from typing import Callable
 
 from icmlgym.agents.loading import LoadedAgent, load_agent
-from icmlgym.agents.multi import DictAgent
+from icmlgym.agents.multi import lift
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.catalog import card, short_hash
 from icmlgym.envs import make, register_all
@@ -78,8 +78,7 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
         n_episodes = task.episodes if task.episodes is not None else tier.episodes
         agent = loaded()
         if c.kind == "multi":
-            if not getattr(agent, "multi_agent", False):
-                agent = DictAgent(lambda: loaded())
+            agent = lift(loaded, agent)
             specs = {
                 a: AgentSpec(c.id, env.observation_space(a), env.action_space(a), c, kwargs, task.tier, 0, a, task.device)
                 for a in env.possible_agents

@@ -17,6 +17,7 @@ enter through :meth:`NormalFormGame.from_array` and :func:`load_game`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -152,6 +153,33 @@ class NormalFormGame:
         # the last player's "others" product is players 0 .. N-2 in order: one more factor gives the joint
         full = (joint[:, :, None] * rows[-1][:, None, :]).reshape(-1)
         return out, full
+
+    def round_arrays(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One round of mixed play as arrays: ``(U, pay, joint)`` for ``x`` of shape ``(N, n)`` (equal action counts).
+
+        ``U[i]`` is ``u_i(., x_{-i})``, ``pay[i] = x[i] @ U[i]`` and ``joint`` the product
+        distribution: the values of :meth:`payoffs_and_joint` and the per-player ``x @ u``
+        bit for bit (the same products in the same order, and the same BLAS calls per
+        player: a stacked ``matmul`` runs its 2-d kernel slice by slice), in a fixed number
+        of array operations whatever the number of players.
+        """
+        others, mats_t = self._round_plan
+        joint = x[others[0]]
+        for idx in others[1:]:
+            joint = (joint[:, :, None] * x[idx][:, None, :]).reshape(joint.shape[0], -1)
+        u = np.matmul(joint[:, None, :], mats_t).reshape(x.shape)
+        pay = np.matmul(x[:, None, :], u[:, :, None]).reshape(x.shape[0])
+        # the last player's "others" product is players 0 .. N-2 in order: one more factor gives the joint
+        full = (joint[-1][:, None] * x[-1][None, :]).reshape(-1)
+        return u, pay, full
+
+    @functools.cached_property
+    def _round_plan(self) -> tuple[list[np.ndarray], np.ndarray]:
+        n = self.n_players
+        # others[k][i]: the k-th of player i's opponents in increasing order
+        others = [np.array([[j for j in range(n) if j != i][k] for i in range(n)]) for k in range(n - 1)]
+        mats_t = np.stack(self._mats).transpose(0, 2, 1)  # each slice strided as _mats[i].T
+        return others, mats_t
 
     def deviation_payoffs(self, profile: Sequence[int], player: int) -> np.ndarray:
         """Player ``player``'s payoff for each of its actions with the others fixed at ``profile``."""

@@ -227,19 +227,25 @@ class RepeatedGameEnv(ParallelEnv):
             obs = {a: np.array([pay[i]], dtype=np.float32) for i, a in enumerate(self.agents)}
             rewards = {a: float(pay[i]) for i, a in enumerate(self.agents)}
         else:
-            xs = self._mixed_actions(actions)
-            us, joint = g.payoffs_and_joint(xs)
-            pay = np.array([float(x @ u) for x, u in zip(xs, us)])
+            x = self._mixed_array(actions) if self._joint_shape is not None else None
+            if x is not None:
+                # equal action counts: the round in a fixed number of array operations, the same values
+                us, pay, joint = g.round_arrays(x)
+                us32 = us.astype(np.float32)
+            else:
+                xs = self._mixed_actions(actions)
+                us, joint = g.payoffs_and_joint(xs)
+                pay = np.array([float(x @ u) for x, u in zip(xs, us)])
+                us32 = [u.astype(np.float32) for u in us]
             self.stats.add(dist=joint, payoffs=pay)
-            us32 = np.array(us, dtype=np.float32) if self._joint_shape is not None else [u.astype(np.float32) for u in us]
-            obs = {a: us32[i] for i, a in enumerate(self.agents)}
-            rewards = {a: float(pay[i]) for i, a in enumerate(self.agents)}
+            obs = dict(zip(self.agents, us32))  # rows of one array: views, no copies
+            rewards = dict(zip(self.agents, pay.tolist()))
         self._t += 1
         done = self._t >= self.horizon
-        terms = {a: False for a in self.agents}
-        truncs = {a: done for a in self.agents}
-        cost = {"rounds": self._t}
-        infos: dict[str, dict] = {a: {"cost": dict(cost)} for a in self.agents}
+        terms = dict.fromkeys(self.agents, False)
+        truncs = dict.fromkeys(self.agents, done)
+        t = self._t
+        infos: dict[str, dict] = {a: {"cost": {"rounds": t}} for a in self.agents}
         if done:
             metrics = self.stats.metrics()
             curve = self.stats.sink_mass_curve()
@@ -251,21 +257,24 @@ class RepeatedGameEnv(ParallelEnv):
             self.agents = []
         return obs, rewards, terms, truncs, infos
 
-    def _mixed_actions(self, actions: dict[str, Any]) -> list[np.ndarray]:
-        """Every player's mixed action normalised to the simplex (:func:`normalise_mixed`'s values and errors).
+    def _mixed_array(self, actions: dict[str, Any]) -> np.ndarray | None:
+        """With equal action counts, the players x actions array of mixed actions normalised to the simplex.
 
-        With equal action counts the checks and the normalisation run once over a players x actions
-        array (the same comparisons, row sums and divisions elementwise); anything it would refuse
-        goes through :func:`normalise_mixed` player by player, which raises for the first bad one."""
-        if self._joint_shape is not None:
-            try:
-                x = np.array([actions[a] for a in self.agents], dtype=np.float64)
-            except (TypeError, ValueError):
-                x = None
-            if x is not None and x.shape == self._joint_shape and _MIN(x, axis=None) >= 0.0 and _MAX(x, axis=None) <= 1.0 + 1e-6:
-                s = _SUM(x, axis=1)
-                if (s > 0).all():
-                    return list(x / s[:, None])
+        The same comparisons, row sums and divisions elementwise as :func:`normalise_mixed`;
+        ``None`` for anything it would refuse or treat apart (an all-zero row), which then goes
+        player by player through :meth:`_mixed_actions`."""
+        try:
+            x = np.array([actions[a] for a in self.agents], dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if x.shape == self._joint_shape and _MIN(x, axis=None) >= 0.0 and _MAX(x, axis=None) <= 1.0 + 1e-6:
+            s = _SUM(x, axis=1)
+            if _MIN(s) > 0:
+                return x / s[:, None]
+        return None
+
+    def _mixed_actions(self, actions: dict[str, Any]) -> list[np.ndarray]:
+        """Every player's mixed action normalised to the simplex (:func:`normalise_mixed`'s values and errors)."""
         return [normalise_mixed(actions[a], self._act_spaces[a], a) for a in self.agents]
 
     def close(self) -> None:
