@@ -12,6 +12,7 @@ from icmlgym.agents.loading import load_agent
 from icmlgym.agents.multi import DictAgent, joint_class, lift
 from icmlgym.envs.games.metrics import PlayStatistics
 from icmlgym.envs.games.normal_form import random_game
+from icmlgym.envs.games.preference_graph import sink_components
 from icmlgym.envs.games.repeated_game import RepeatedGameEnv, normalise_mixed
 from icmlgym.runner.rollout import default_spec
 
@@ -121,8 +122,8 @@ def test_array_round_is_the_per_player_computation_bit_for_bit():
         for _ in range(50):
             x = rng.dirichlet(np.ones(n_actions), size=n_players)
             us, joint = g.payoffs_and_joint(list(x))
-            u, pay, full = g.round_arrays(x)
-            assert np.array_equal(u, np.array(us)) and np.array_equal(full, joint)
+            u, pay, left = g.round_arrays(x)
+            assert np.array_equal(u, np.array(us)) and np.array_equal(np.multiply.outer(left, x[-1]).ravel(), joint)
             assert pay.tolist() == [float(a @ b) for a, b in zip(x, us)]
 
 
@@ -133,3 +134,23 @@ def test_array_round_refuses_what_the_per_player_round_refuses():
     for bad in (np.array([-0.1, 0.5, 0.5], np.float32), np.array([np.nan, 0, 0]), np.ones(4, np.float32), np.array([2.0, 0, 0])):
         with pytest.raises(ValueError, match="action space"):
             env.step({**good, "player_2": bad})
+
+
+@pytest.mark.parametrize("n_players, n_actions, horizon, n_checkpoints, tail", [
+    (3, 10, 300, 50, 0.2), (3, 3, 1000, 7, 0.33), (2, 1, 40, 5, 0.2), (4, 2, 97, 1, 0.5), (2, 5, 600, 2, 0.1), (5, 3, 30, 50, 0.9)])
+def test_deferred_products_give_the_per_round_sums(n_players, n_actions, horizon, n_checkpoints, tail):
+    g = random_game(n_actions, n_players, seed=3)
+    per_round, deferred = (PlayStatistics(g, horizon, sink_components(g), n_checkpoints, tail) for _ in range(2))
+    rng = np.random.default_rng(horizon)
+    for t in range(horizon):
+        x = rng.dirichlet(np.ones(n_actions), size=n_players) ** 3
+        pay = rng.random(n_players)
+        _, joint = g.payoffs_and_joint(list(x))
+        per_round.add(dist=joint, payoffs=pay)
+        if t % 11 == 4:
+            deferred.add(dist=joint, payoffs=pay)  # a round the env plays player by player
+        else:
+            deferred.add_product(g.round_arrays(x)[2], x[-1], pay)
+    for name in ("total", "tail_total", "payoff_sum"):
+        assert np.array_equal(getattr(per_round, name), getattr(deferred, name)), name
+    assert np.array_equal(per_round.sink_mass_curve(), deferred.sink_mass_curve()) and per_round.curve_times == deferred.curve_times

@@ -216,6 +216,17 @@ class PlayStatistics:
         for k, s in enumerate(self.sinks):
             for p in s:
                 self._sink_index[game.profile_index(p), k] = 1.0
+        # add_product's block of deferred rounds: the factors of each round's product distribution and its payoffs, and
+        # rows 1.. of _sums for the products (row 0 takes each running sum in turn). A reduction along axis 0
+        # of a C-ordered block adds row after row, the running sums' order, when a row has 2 or more entries.
+        n_last = game.n_actions[-1]
+        p = game.n_profiles
+        self._block = max(1, min(self.window, 256, (1 << 21) // (8 * p))) if p > 1 else 1
+        self._left = np.empty((self._block, p // n_last))
+        self._right = np.empty((self._block, n_last))
+        self._sums = np.empty((self._block + 1, p))
+        self._pays = np.empty((self._block + 1, game.n_players))
+        self._k = 0
         self.reset()
 
     def reset(self) -> None:
@@ -228,9 +239,11 @@ class PlayStatistics:
         self.curve: list[np.ndarray] = []
         self.curve_times: list[int] = []
         self.payoff_sum = np.zeros(self.game.n_players)
+        self._k = 0
 
     def add(self, dist: np.ndarray | None = None, index: int | None = None, payoffs: np.ndarray | None = None) -> None:
         """Record one round: a profile distribution ``dist`` or a realised profile ``index``."""
+        self._flush()
         if index is not None:
             self.total[index] += 1.0
             self.window_total[index] += 1.0
@@ -251,14 +264,66 @@ class PlayStatistics:
             self.window_total[:] = 0.0
             self.window_count = 0
 
+    def add_product(self, left: np.ndarray, right: np.ndarray, payoffs: np.ndarray) -> None:
+        """``add(dist=outer(left, right).ravel(), payoffs=payoffs)``, the same sums bit for bit.
+
+        The product distribution of a round of mixed play is the outer product of the first
+        ``N - 1`` players' product (``left``) and the last player's mixed strategy (``right``).
+        The factors are kept, and the products and running sums are taken a block of rounds
+        at a time (up to a window, or the tail's start): one product and one reduction per
+        block and sum instead of one of each per round."""
+        k = self._k
+        self._left[k] = left
+        self._right[k] = right
+        self._pays[k + 1] = payoffs
+        self._k = k + 1
+        self.t += 1
+        self.window_count += 1
+        end = self.window_count == self.window or self.t == self.horizon
+        if end or self._k == self._block or self.t == self.tail_start:
+            self._flush()
+        if end:
+            self.curve.append(self.window_total @ self._sink_index / self.window_count)
+            self.curve_times.append(self.t)
+            self.window_total[:] = 0.0
+            self.window_count = 0
+
+    def _flush(self) -> None:
+        """Add the block's deferred products to the running sums (in round order)."""
+        k = self._k
+        if k == 0:
+            return
+        self._k = 0
+        pays = self._pays[: k + 1]
+        pays[0] = self.payoff_sum
+        self.payoff_sum = np.add.reduce(pays, axis=0)  # n_players >= 2 entries a row: row after row
+        rows = self._sums[: k + 1]
+        if self._sums.shape[1] == 1:  # one profile: a reduction of one column would sum pairwise
+            for i in range(k):
+                self._add_dist(np.multiply.outer(self._left[i], self._right[i]).reshape(-1), self.t - k + i)
+            return
+        np.multiply(self._left[:k, :, None], self._right[:k, None, :], out=rows[1:].reshape(k, *self._left.shape[1:], -1))
+        in_tail = self.t - 1 >= self.tail_start  # the block never straddles the tail's start
+        for name in ("total", "window_total", "tail_total") if in_tail else ("total", "window_total"):
+            rows[0] = getattr(self, name)
+            setattr(self, name, np.add.reduce(rows, axis=0))
+
+    def _add_dist(self, dist: np.ndarray, round_index: int) -> None:
+        self.total += dist
+        self.window_total += dist
+        if round_index >= self.tail_start:
+            self.tail_total += dist
+
     def sink_mass_curve(self) -> np.ndarray:
         """``(K, n_sinks)``: mass of each window's play on each sink component."""
+        self._flush()
         if not self.curve:
             return np.zeros((0, len(self.sinks)))
         return np.stack(self.curve)[:, : len(self.sinks)]
 
     def metrics(self) -> dict[str, float]:
         """The episode's scalar metrics (see the env docstrings for their definitions)."""
+        self._flush()
         t = max(self.t, 1)
         sigma = self.total / t
         tail = self.tail_total / max(self.t - self.tail_start, 1)

@@ -155,23 +155,23 @@ class NormalFormGame:
         return out, full
 
     def round_arrays(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One round of mixed play as arrays: ``(U, pay, joint)`` for ``x`` of shape ``(N, n)`` (equal action counts).
+        """One round of mixed play as arrays: ``(U, pay, left)`` for ``x`` of shape ``(N, n)`` (equal action counts).
 
-        ``U[i]`` is ``u_i(., x_{-i})``, ``pay[i] = x[i] @ U[i]`` and ``joint`` the product
-        distribution: the values of :meth:`payoffs_and_joint` and the per-player ``x @ u``
+        ``U[i]`` is ``u_i(., x_{-i})``, ``pay[i] = x[i] @ U[i]``, and the product distribution
+        of the round is ``outer(left, x[-1]).ravel()`` (``left``: the product of players
+        ``0 .. N-2``): the values of :meth:`payoffs_and_joint` and the per-player ``x @ u``
         bit for bit (the same products in the same order, and the same BLAS calls per
         player: a stacked ``matmul`` runs its 2-d kernel slice by slice), in a fixed number
         of array operations whatever the number of players.
         """
         others, mats_t = self._round_plan
-        joint = x[others[0]]
+        joint = x.take(others[0], 0)  # take: the gather of x[idx] without the indexing machinery
         for idx in others[1:]:
-            joint = (joint[:, :, None] * x[idx][:, None, :]).reshape(joint.shape[0], -1)
+            joint = (joint[:, :, None] * x.take(idx, 0)[:, None, :]).reshape(joint.shape[0], -1)
         u = np.matmul(joint[:, None, :], mats_t).reshape(x.shape)
         pay = np.matmul(x[:, None, :], u[:, :, None]).reshape(x.shape[0])
         # the last player's "others" product is players 0 .. N-2 in order: one more factor gives the joint
-        full = (joint[-1][:, None] * x[-1][None, :]).reshape(-1)
-        return u, pay, full
+        return u, pay, joint[-1]
 
     @functools.cached_property
     def _round_plan(self) -> tuple[list[np.ndarray], np.ndarray]:

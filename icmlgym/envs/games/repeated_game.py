@@ -230,14 +230,15 @@ class RepeatedGameEnv(ParallelEnv):
             x = self._mixed_array(actions) if self._joint_shape is not None else None
             if x is not None:
                 # equal action counts: the round in a fixed number of array operations, the same values
-                us, pay, joint = g.round_arrays(x)
+                us, pay, left = g.round_arrays(x)
+                self.stats.add_product(left, x[-1], pay)
                 us32 = us.astype(np.float32)
             else:
                 xs = self._mixed_actions(actions)
                 us, joint = g.payoffs_and_joint(xs)
                 pay = np.array([float(x @ u) for x, u in zip(xs, us)])
+                self.stats.add(dist=joint, payoffs=pay)
                 us32 = [u.astype(np.float32) for u in us]
-            self.stats.add(dist=joint, payoffs=pay)
             obs = dict(zip(self.agents, us32))  # rows of one array: views, no copies
             rewards = dict(zip(self.agents, pay.tolist()))
         self._t += 1
@@ -267,9 +268,10 @@ class RepeatedGameEnv(ParallelEnv):
             x = np.array([actions[a] for a in self.agents], dtype=np.float64)
         except (TypeError, ValueError):
             return None
-        if x.shape == self._joint_shape and _MIN(x, axis=None) >= 0.0 and _MAX(x, axis=None) <= 1.0 + 1e-6:
+        # min/max propagate NaN, so NaN fails both comparisons (ndarray's methods: the ufuncs' reductions)
+        if x.shape == self._joint_shape and x.min() >= 0.0 and x.max() <= 1.0 + 1e-6:
             s = _SUM(x, axis=1)
-            if _MIN(s) > 0:
+            if min(s.tolist()) > 0:  # finite non-negative row sums: Python's min is exact here
                 return x / s[:, None]
         return None
 
