@@ -52,6 +52,16 @@ def test_joint_ftrl_records_equal_the_per_agent_records(kw, agent, agent_kwargs,
         assert _fields(a) == _fields(b)
 
 
+def test_joint_ftrl_records_over_several_episodes_and_on_the_process_executor(monkeypatch):
+    kw = {"game": "potential", "horizon": 40}
+    joint = icmlgym.run(ENV, "games-hedge", seeds=[3, 4], env_kwargs=kw, episodes=3, executor="process", workers=2)
+    monkeypatch.setattr(FTRLAgent, "joint", None)
+    per_agent = icmlgym.run(ENV, "games-hedge", seeds=[3, 4], env_kwargs=kw, episodes=3)
+    for a, b in zip(joint, per_agent):
+        assert a.status == "ok" and len(a.episodes) == 3, a.error
+        assert _fields(a) == _fields(b)
+
+
 def test_the_runner_lifts_ftrl_to_its_joint_twin_and_only_ftrl():
     assert isinstance(lift(load_agent("games-hedge")), JointFTRLAgent)
     assert isinstance(lift(load_agent("games-ftrl-euclidean")), JointFTRLAgent)
