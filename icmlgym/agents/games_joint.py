@@ -73,7 +73,16 @@ class JointFTRLAgent:
         self._x = self.Q(step_size(self._eta, self.schedule, self.t + 1) * self.scores)
         return dict(zip(self.ids, self._x.astype(np.float32)))  # rows of one array: views
 
-    def update(self, observations, actions, rewards, next_observations, terminations, truncations, infos) -> None:
+    def update(
+        self,
+        observations: dict[str, Any],
+        actions: dict[str, Any],
+        rewards: dict[str, float],
+        next_observations: dict[str, Any],
+        terminations: dict[str, bool],
+        truncations: dict[str, bool],
+        infos: dict[str, dict],
+    ) -> None:
         if self.joint and list(actions) != self.ids:
             self._leave_joint()
         if not self.joint:
