@@ -15,6 +15,11 @@ def check(
     env_ids: Optional[List[str]] = typer.Argument(None, help="Env ids to check (default: every registered env)."),
     tier: str = typer.Option("smoke", help="Make the envs with this tier's kwargs."),
     record: bool = typer.Option(False, "--record", help="Record each env's rollout hash in its family's rollouts.json (only for a new env or version)."),
+    record_platform: bool = typer.Option(
+        False, "--record-platform",
+        help="Keep each env's recorded rollout and add this machine's hash beside it (only when the code is unchanged and the "
+             "hash differs because torch's kernels round differently on this CPU model).",
+    ),
 ) -> None:
     """Check envs as tests/core/test_all_envs.py does: Gymnasium's check_env (or PettingZoo's
     parallel_api_test and parallel_seed_test) with warnings as errors, the card contract (metrics,
@@ -29,9 +34,11 @@ def check(
         ids = [icmlgym.card(i).id for i in env_ids] if env_ids else [c.id for c in icmlgym.catalog.cards()]
     except UnknownEnvError as err:
         fail(str(err))
-    if record:
+    if record and record_platform:
+        fail("--record replaces an env's recorded rollout, --record-platform adds to it: give one of them")
+    if record or record_platform:
         for env_id in ids:
-            console.print(f"recorded {env_id}: {record_rollout(env_id)}")
+            console.print(f"recorded {env_id}: {record_rollout(env_id, platform_only=record_platform)}")
     table = Table(title="icmlgym check")
     for col in ("env", "check", "result", "seconds", "detail"):
         table.add_column(col)

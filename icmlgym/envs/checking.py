@@ -22,7 +22,12 @@ Each env is made with its card's smoke kwargs (or another tier's) and checked fo
   rewards, end flags, cost counters, and the primary metric at the end) equals
   the one recorded for this env id in ``icmlgym/envs/<family>/rollouts.json``. Behaviour
   never changes under an existing version: a different hash means bump the version
-  (``Name-v<N+1>``) and record it (``icmlgym check --record ID``).
+  (``Name-v<N+1>``) and record it (``icmlgym check --record ID``). An env whose steps run
+  torch kernels (a trained model inside) hashes differently on another CPU model
+  (:func:`icmlgym.nn.runtime.numerics_platform`), so an entry may also hold the hash of the
+  same code on other platforms (``other_platforms``, added by ``icmlgym check
+  --record-platform ID`` on a machine where the recorded one does not match while the code
+  is unchanged); the check accepts the recorded hash or any of those.
 """
 
 from __future__ import annotations
@@ -349,16 +354,36 @@ def rollouts_path(c: TaskCard) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0]) / ROLLOUTS_FILE
 
 
-def recorded_hash(c: TaskCard) -> str | None:
-    """The rollout hash recorded for this env id, or None."""
+def recorded_hashes(c: TaskCard) -> dict[str, str]:
+    """The rollout hashes recorded for this env id, each with where it was recorded (empty: none).
+
+    The first is the entry's ``sha256`` (the version's recording); the others, its
+    ``other_platforms`` (the same code's hash on another numerics platform)."""
     path = rollouts_path(c)
     if path is None or not path.exists():
-        return None
-    return json.loads(path.read_text()).get(c.id, {}).get("sha256")
+        return {}
+    entry = json.loads(path.read_text()).get(c.id, {})
+    if "sha256" not in entry:
+        return {}
+    out = {entry["sha256"]: entry.get("recorded_on", "the version's recording")}
+    out.update({h: where for where, h in entry.get("other_platforms", {}).items()})
+    return out
 
 
-def record_rollout(env_id: str) -> str:
-    """Play the smoke-tier rollout of ``env_id`` and store its hash in the family's ``rollouts.json``."""
+def recorded_hash(c: TaskCard) -> str | None:
+    """The rollout hash recorded for this env id's version, or None."""
+    return next(iter(recorded_hashes(c)), None)
+
+
+def record_rollout(env_id: str, platform_only: bool = False) -> str:
+    """Play the smoke-tier rollout of ``env_id`` and store its hash in the family's ``rollouts.json``.
+
+    ``platform_only``: keep the version's recorded hash and add this machine's hash under
+    ``other_platforms`` (for an env whose unchanged code hashes differently on this CPU model:
+    see :func:`icmlgym.nn.runtime.numerics_platform`); without it the entry is replaced (a new
+    env or version)."""
+    from icmlgym.nn.runtime import numerics_platform
+
     c = card(env_id)
     path = rollouts_path(c)
     if path is None:
@@ -366,7 +391,13 @@ def record_rollout(env_id: str) -> str:
     kwargs = c.tier("smoke").env_kwargs
     trace = (play_multi if c.kind == "multi" else play_single)(c.id, kwargs)
     data = json.loads(path.read_text()) if path.exists() else {}
-    data[c.id] = {"steps": HASH_STEPS, "sha256": trace.rollout_hash, "kwargs": "smoke tier", "actions": "action_space.seed(0).sample(); reset(seed=0)"}
+    entry = data.get(c.id)
+    if platform_only and entry is not None and "sha256" in entry:
+        if trace.rollout_hash not in recorded_hashes(c):
+            entry.setdefault("other_platforms", {})[numerics_platform()] = trace.rollout_hash
+    else:
+        data[c.id] = {"steps": HASH_STEPS, "sha256": trace.rollout_hash, "kwargs": "smoke tier",
+                      "actions": "action_space.seed(0).sample(); reset(seed=0)", "recorded_on": numerics_platform()}
     path.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
     return trace.rollout_hash
 
@@ -381,7 +412,7 @@ def _timed(env_id: str, name: str, fn: Callable[[], tuple[bool | None, str]]) ->
     return CheckResult(env_id, name, passed, detail, time.perf_counter() - t)
 
 
-def _contract(c: TaskCard, play: Callable[..., Trace], kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:
+def _contract(c: TaskCard, play: Callable[..., Trace], kwargs: dict, expected: dict[str, str], tier: str) -> list[CheckResult]:
     """The card-contract episode, and its first steps' hash against the recorded one."""
     t = time.perf_counter()
     try:
@@ -403,21 +434,26 @@ def _contract(c: TaskCard, play: Callable[..., Trace], kwargs: dict, expected: s
         out.append(CheckResult(c.id, "seed determinism", False, f"{type(err).__name__}: {err}", time.perf_counter() - t))
     if tier != "smoke":
         out.append(CheckResult(c.id, "recorded rollout", None, "recorded at the smoke tier's own kwargs only"))
-    elif expected is None:
+    elif not expected:
         out.append(CheckResult(c.id, "recorded rollout", False, f"no rollout recorded for {c.id}: record it with `icmlgym check --record {c.id}`"))
-    elif expected != trace.rollout_hash:
+    elif trace.rollout_hash not in expected:
+        from icmlgym.nn.runtime import numerics_platform
+
+        recorded = "; ".join(f"{h} ({where})" for h, where in expected.items())
         out.append(CheckResult(
             c.id, "recorded rollout", False,
-            f"behaviour of {c.id} changed without a version bump: its first {HASH_STEPS} steps hash to {trace.rollout_hash}, "
-            f"recorded {expected}. Behaviour never changes under an existing version: register the new behaviour as a new "
-            f"version and record it (`icmlgym check --record ID`)",
+            f"behaviour of {c.id} changed without a version bump: its first {HASH_STEPS} steps hash to {trace.rollout_hash} "
+            f"on {numerics_platform()}, recorded {recorded}. Behaviour never changes under an existing version: register the "
+            f"new behaviour as a new version and record it (`icmlgym check --record ID`). If the code is unchanged and only the "
+            f"machine differs (torch's kernels round differently on another CPU model), add this machine's hash with "
+            f"`icmlgym check --record-platform ID`",
         ))
     else:
         out.append(CheckResult(c.id, "recorded rollout", True, trace.rollout_hash))
     return out
 
 
-def _single_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:
+def _single_checks(c: TaskCard, kwargs: dict, expected: dict[str, str], tier: str) -> list[CheckResult]:
     from gymnasium.utils.env_checker import check_env
 
     def run_check_env():
@@ -473,7 +509,7 @@ def _sb3_check(c: TaskCard, kwargs: dict) -> CheckResult:
     return _timed(c.id, "sb3 check_env", run)
 
 
-def _multi_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) -> list[CheckResult]:
+def _multi_checks(c: TaskCard, kwargs: dict, expected: dict[str, str], tier: str) -> list[CheckResult]:
     from pettingzoo.test import parallel_api_test, parallel_seed_test
 
     def api():
@@ -512,12 +548,12 @@ def _multi_checks(c: TaskCard, kwargs: dict, expected: str | None, tier: str) ->
 def check(env_id: str, tier: str = "smoke", recorded: str | None = None, **kwargs: Any) -> list[CheckResult]:
     """Run every conformance check on one env (made with the tier's kwargs plus ``kwargs``).
 
-    ``recorded`` overrides the rollout hash recorded in the family's ``rollouts.json``."""
+    ``recorded`` overrides the rollout hashes recorded in the family's ``rollouts.json``."""
     c = card(env_id)
     if not extra_installed(c.extra):
         return [CheckResult(c.id, "all", None, f'extra [{c.extra}] not installed: pip install "icmlgym[{c.extra}]"')]
     env_kwargs = {**c.tier(tier).env_kwargs, **kwargs}
-    expected = recorded if recorded is not None else recorded_hash(c)
+    expected = {recorded: "given"} if recorded is not None else recorded_hashes(c)
     if kwargs:
         tier = "custom"  # the recorded rollout is for the card's own smoke kwargs
     try:
@@ -561,6 +597,7 @@ __all__ = [
     "play_single",
     "record_rollout",
     "recorded_hash",
+    "recorded_hashes",
     "strict_warnings",
 ]
 

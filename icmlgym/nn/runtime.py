@@ -16,6 +16,13 @@ Determinism policy (what a run record's ``device["determinism"]`` says):
   deterministic kernel for; ops without one (torch warns) and different GPUs
   give results that agree within :data:`CUDA_TOLERANCE` (relative, on the
   metrics), which the record states.
+
+"Bitwise" holds on one numerics platform (:func:`numerics_platform`: the CPU model, torch's
+version and the kernel set torch dispatches, e.g. AVX2 or AVX512): torch's CPU kernels and
+BLAS accumulate in a different order on another CPU, so trained weights, and a neural env's
+observations, agree only to rounding error across CPU models (seen between the AMD EPYC and
+the Intel Xeon machines this project ran on). A recorded rollout or weights digest is
+therefore recorded per platform (``icmlgym check --record-platform``, docs/contributing.md).
 - ``"unseeded"``: nothing called :func:`seed_everything` in the run (a run whose
   env and agent never touch torch is deterministic through its own seeds).
 """
@@ -23,11 +30,15 @@ Determinism policy (what a run record's ``device["determinism"]`` says):
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import platform
 import random
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator
+
+from pathlib import Path
 
 from icmlgym.nn.counters import CostMeter
 
@@ -189,4 +200,30 @@ def determinism(device: str | None = None) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CUDA_TOLERANCE", "DEVICES", "RunContext", "current", "determinism", "fixed_threads", "resolve_device", "run_context", "seed_everything", "torch_threads"]
+@functools.lru_cache(maxsize=1)
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; the platform's processor name elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def numerics_platform() -> str:
+    """What a CPU run's floats depend on beyond the code, the seeds and the thread count.
+
+    For example ``"Intel(R) Xeon(R) Processor, torch 2.13.0+cpu AVX512"``: the CPU model, torch's
+    version and the kernel set it dispatches (imports torch; without torch, the CPU model alone)."""
+    try:
+        import torch
+    except ImportError:
+        return cpu_model()
+    return f"{cpu_model()}, torch {torch.__version__} {torch.backends.cpu.get_cpu_capability()}"
+
+
+__all__ = ["CUDA_TOLERANCE", "DEVICES", "RunContext", "cpu_model", "current", "determinism", "fixed_threads", "numerics_platform",
+           "resolve_device", "run_context", "seed_everything", "torch_threads"]

@@ -12,16 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-
-@functools.lru_cache(maxsize=1)
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from icmlgym.nn.runtime import cpu_model
 
 
 @functools.lru_cache(maxsize=1)

@@ -99,6 +99,38 @@ def test_an_env_without_a_recorded_rollout_fails():
     assert text == "icmlgym/Unrecorded-v0 · recorded rollout: no rollout recorded for icmlgym/Unrecorded-v0: record it with `icmlgym check --record icmlgym/Unrecorded-v0`"
 
 
+def test_a_rollout_recorded_on_another_platform_is_accepted_beside_the_versions(tmp_path, monkeypatch):
+    """An entry's ``other_platforms`` hashes pass the check as its ``sha256`` does; ``--record-platform``
+    adds this machine's hash without replacing the version's, and a hash in neither fails naming
+    this machine's numerics platform."""
+    import json
+
+    from icmlgym.envs import checking
+    from icmlgym.nn.runtime import numerics_platform
+
+    path = tmp_path / "rollouts.json"
+    monkeypatch.setattr(checking, "rollouts_path", lambda c: path)
+    card = dataclasses.replace(BANDIT_CARD, id="icmlgym/Platforms-v0")
+    with icmlgym.registered(card):
+        here = play_single(card.id, {"horizon": 40}).rollout_hash
+        path.write_text(json.dumps({card.id: {"steps": 50, "sha256": "0123456789abcdef", "other_platforms": {"CPU X": here}}}))
+        assert checking.recorded_hashes(card) == {"0123456789abcdef": "the version's recording", here: "CPU X"}
+        assert not failures(check(card.id))
+        path.write_text(json.dumps({card.id: {"steps": 50, "sha256": "0123456789abcdef"}}))
+        text = failures(check(card.id))
+        assert f"hash to {here} on {numerics_platform()}, recorded 0123456789abcdef (the version's recording)" in text
+        assert "icmlgym check --record-platform ID" in text
+        assert checking.record_rollout(card.id, platform_only=True) == here
+        entry = json.loads(path.read_text())[card.id]
+        assert entry["sha256"] == "0123456789abcdef" and entry["other_platforms"] == {numerics_platform(): here}
+        assert not failures(check(card.id))
+        checking.record_rollout(card.id, platform_only=True)  # already accepted: nothing added
+        assert json.loads(path.read_text())[card.id] == entry
+        checking.record_rollout(card.id)  # a new version's recording replaces the entry
+        entry = json.loads(path.read_text())[card.id]
+        assert entry["sha256"] == here and "other_platforms" not in entry and entry["recorded_on"] == numerics_platform()
+
+
 def test_icmlgym_check_prints_the_failure(tmp_path):
     from typer.testing import CliRunner
 
