@@ -207,3 +207,28 @@ class Finding:
         ctrl = self.control.label if isinstance(self.control, Arm) else f"{self.control:g}"
         op = ">" if self.direction == "greater" else "<"
         return f"{self.treatment.label} {op} {ctrl}"
+
+
+def tier_twins(findings: Sequence[Finding], verdicts: Mapping[str, tuple[str, str]], tier: str = "standard",
+               base: str = "smoke") -> list[Finding]:
+    """``findings`` with each one named in ``verdicts`` split in two: itself declared at ``base`` only, and a
+    twin with the id ``<id>-<tier>`` declared at ``tier`` only with ``verdicts[id] = (expected, note)``.
+
+    For a claim whose verdict differs by tier: the original keeps what ``base`` gave, the twin says what
+    ``tier`` gave, so ``icmlgym findings FAMILY --tier TIER`` checks each tier against its own runs.
+    A name in ``verdicts`` that is no finding's id is refused (a typo would silently declare nothing).
+    """
+    from dataclasses import replace
+
+    unknown = set(verdicts) - {f.id for f in findings}
+    if unknown:
+        raise ValueError(f"tier_twins: no finding with the ids {sorted(unknown)}")
+    out: list[Finding] = []
+    for f in findings:
+        if f.id not in verdicts:
+            out.append(f)
+            continue
+        expected, note = verdicts[f.id]
+        out.append(replace(f, tiers=(base,)))
+        out.append(replace(f, id=f"{f.id}-{tier}", tiers=(tier,), expected=expected, note=note))
+    return out

@@ -9,7 +9,6 @@ of labelled transitions of the unseen context beside the 64 of the training cont
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from icmlgym.findings.claims import (
     DOES_NOT_HOLD,
@@ -18,6 +17,7 @@ from icmlgym.findings.claims import (
     Arm,
     Finding,
     Mean,
+    tier_twins,
 )
 
 E = "icmlgym/LatentActionTransfer-v0"
@@ -199,12 +199,4 @@ _STANDARD_VERDICTS = {
         DOES_NOT_HOLD, ("At the standard tier MaKD beats LaViD: 0.400 vs 0.459, -0.059 [-0.087, -0.034]; the vision-language "
                        "teacher (0.58 zero-shot on the 48 unseen classes) knows more than the student reaches.")),
 }
-_smoke_only = []
-for _f in FINDINGS:
-    if _f.id in _STANDARD_VERDICTS:
-        _expected, _note = _STANDARD_VERDICTS[_f.id]
-        _smoke_only.append(replace(_f, tiers=("smoke",)))
-        _smoke_only.append(replace(_f, id=f"{_f.id}-standard", tiers=("standard",), expected=_expected, note=_note))
-    else:
-        _smoke_only.append(_f)
-FINDINGS = _smoke_only
+FINDINGS = tier_twins(FINDINGS, _STANDARD_VERDICTS)

@@ -77,6 +77,21 @@ def test_a_finding_needs_ten_units_and_a_valid_direction():
         Finding("f", "bandit", "c", "s", arm, 0.0, Mean("pseudo_regret"), "less", "seed", expected="maybe")
 
 
+def test_tier_twins_split_a_claim_by_tier():
+    """A claim whose verdict differs by tier: the original at the base tier only, a twin at the other."""
+    from icmlgym.findings.claims import tier_twins
+
+    arm = Arm("x", B, "ucb1")
+    a = Finding("a", "bandit", "c", "s", arm, 0.0, Mean("pseudo_regret"), "less", "seed")
+    b = Finding("b", "bandit", "c", "s", arm, 0.0, Mean("pseudo_regret"), "less", "seed", expected=NOT_AT_SCALE)
+    out = tier_twins([a, b], {"b": (DOES_NOT_HOLD, "at standard")})
+    assert [(f.id, f.expected, tuple(f.tiers)) for f in out] == [
+        ("a", HOLDS, ("smoke", "standard", "full")), ("b", NOT_AT_SCALE, ("smoke",)), ("b-standard", DOES_NOT_HOLD, ("standard",))]
+    assert out[2].note == "at standard" and out[2].treatment == b.treatment
+    with pytest.raises(ValueError, match=r"no finding with the ids \['c'\]"):
+        tier_twins([a, b], {"c": (HOLDS, "")})
+
+
 def test_every_family_declares_findings_with_unique_ids():
     fams = families()
     assert {"arena", "craft", "fairbandit", "games", "screening", "sketch"} <= set(fams)
