@@ -59,8 +59,14 @@ class SplitModel:
     defended: dict = field(default_factory=dict)  # (noise levels, seed) -> defended accuracy table
 
 
-def load_classifier(data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp"):
-    """The trained zoo classifier for ``data`` with ``depth`` hidden blocks of ``width`` (units or channels)."""
+def load_classifier(data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp",
+                    nopeek: float = 0.0, nopeek_block: int = 0):
+    """The trained zoo classifier for ``data`` with ``depth`` hidden blocks of ``width`` (units or channels).
+
+    With ``nopeek > 0`` it is the zoo member ``nopeek`` (:mod:`icmlgym.zoo.nopeek`): the same
+    classifier trained with ``nopeek`` times the distance correlation between the input and the
+    output of block ``nopeek_block`` added to its loss (NoPeek, Vepakomma et al. 2020).
+    """
     from icmlgym import zoo
 
     if data not in DATA_TYPES:
@@ -68,6 +74,13 @@ def load_classifier(data: str, depth: int, width: int, steps: int, seed: int, ar
     if arch not in ARCHS:
         raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
     overrides = {**DATA_TYPES[data], "depth": int(depth), "width": int(width), "steps": int(steps)}
+    if nopeek > 0:
+        from icmlgym.zoo.constant_width import CLASSES
+        from icmlgym.zoo.nopeek import ensure_registered as nopeek_registered
+
+        nopeek_registered()
+        return zoo.load("nopeek", "smoke", seed=int(seed), overrides={
+            **overrides, "arch": arch, "classes": CLASSES[data], "nopeek_weight": float(nopeek), "nopeek_block": int(nopeek_block)})
     if arch == "mlp" and data in ("digits", "signals"):
         return zoo.load("digits-mlp", "smoke", overrides=overrides, seed=int(seed))
     from icmlgym.zoo.constant_width import CLASSES, ensure_registered
@@ -168,17 +181,23 @@ def block_table(net: Any, x: dict[str, torch.Tensor], y: dict[str, np.ndarray]) 
 _MODELS: dict[tuple, SplitModel] = {}
 
 
-def split_model(data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp") -> SplitModel:
-    """The classifier and its table (memoised per process; the weights come from the zoo's cache)."""
-    key = (data, int(depth), int(width), int(steps), int(seed)) + (() if arch == "mlp" else (arch,))
+def split_model(data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp",
+                nopeek: float = 0.0, nopeek_block: int = 0) -> SplitModel:
+    """The classifier and its table (memoised per process; the weights come from the zoo's cache).
+
+    ``nopeek`` and ``nopeek_block``: the NoPeek penalty's weight and block (:func:`load_classifier`).
+    """
+    key = ((data, int(depth), int(width), int(steps), int(seed)) + (() if arch == "mlp" else (arch,))
+           + (() if nopeek == 0 else ("nopeek", float(nopeek), int(nopeek_block))))
     if key in _MODELS:
         return _MODELS[key]
     with fixed_threads():  # the classifier and its table define the env: not the process's thread count
-        return _build_split_model(key, data, depth, width, steps, seed, arch)
+        return _build_split_model(key, data, depth, width, steps, seed, arch, nopeek, nopeek_block)
 
 
-def _build_split_model(key: tuple, data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp") -> SplitModel:
-    zm = load_classifier(data, depth, width, steps, seed, arch)
+def _build_split_model(key: tuple, data: str, depth: int, width: int, steps: int, seed: int, arch: str = "mlp",
+                       nopeek: float = 0.0, nopeek_block: int = 0) -> SplitModel:
+    zm = load_classifier(data, depth, width, steps, seed, arch, nopeek, nopeek_block)
     net = zm.model.eval()
     for p in net.parameters():
         p.requires_grad_(False)

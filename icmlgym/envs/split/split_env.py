@@ -86,7 +86,10 @@ class SplitInferenceEnv(gym.Env):
     ``model_pool``, ``attack_seed``, ``attacker`` (``inverse-net`` | ``decoder-large`` |
     ``rmle`` | ``glass``), ``attack_steps``,
     ``noise_levels`` (non-negative, first 0), ``w_accuracy``, ``w_flops``,
-    ``probe_penalty``, ``max_probe_steps`` (default ``2 L K``).
+    ``probe_penalty``, ``max_probe_steps`` (default ``2 L K``), ``nopeek`` (default 0: off) and
+    ``nopeek_block`` (default 0): the NoPeek defence (Vepakomma et al. 2020), a classifier trained
+    with ``nopeek`` times the distance correlation between the input and block ``nopeek_block``'s
+    output added to its loss (the zoo member ``nopeek``); its accuracy cost shows in ``accuracy_clean``.
 
     ## Metrics
     ``utility`` (the commit's reward minus the probe penalties: the episode return),
@@ -101,7 +104,7 @@ class SplitInferenceEnv(gym.Env):
 
     ## Version History
     v0: first version; later additions that leave the defaults' behaviour unchanged: the
-    ``products`` data type, ``arch="cnn"``, the ``glass`` attacker.
+    ``products`` data type, ``arch="cnn"``, the ``glass`` attacker, the ``nopeek`` defence.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 (gymnasium's convention)
@@ -123,6 +126,8 @@ class SplitInferenceEnv(gym.Env):
         probe_penalty: float = 0.02,
         max_probe_steps: int | None = None,
         arch: str = "mlp",
+        nopeek: float = 0.0,
+        nopeek_block: int = 0,
     ) -> None:
         self._model: SplitModel | None = None
         if data not in DATA_TYPES:
@@ -145,6 +150,11 @@ class SplitInferenceEnv(gym.Env):
             if not float(v) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {v}")
         self.data, self.depth, self.width, self.arch = data, int(depth), int(width), arch
+        if not (isinstance(nopeek, (int, float, np.integer, np.floating)) and np.isfinite(nopeek) and nopeek >= 0):
+            raise ValueError(f"nopeek (the distance-correlation penalty's weight) must be a finite number >= 0, got {nopeek!r}")
+        if not (isinstance(nopeek_block, (int, np.integer)) and 0 <= int(nopeek_block) < self.depth):
+            raise ValueError(f"nopeek_block must be a hidden block in 0..{self.depth - 1}, got {nopeek_block!r}")
+        self.nopeek, self.nopeek_block = float(nopeek), int(nopeek_block)
         if int(model_pool) < 1:
             raise ValueError(f"model_pool must be >= 1, got {model_pool}")
         self.classifier_steps, self.model_pool = int(classifier_steps), int(model_pool)
@@ -181,7 +191,8 @@ class SplitInferenceEnv(gym.Env):
     def model(self) -> SplitModel:
         """The classifier and its per-block table (loaded on first use)."""
         if self._model is None:
-            self._model = split_model(self.data, self.depth, self.width, self.classifier_steps, self.model_seed, self.arch)
+            self._model = split_model(self.data, self.depth, self.width, self.classifier_steps, self.model_seed, self.arch,
+                                      self.nopeek, self.nopeek_block)
         return self._model
 
     def _check_block(self, block: int) -> int:
