@@ -133,6 +133,7 @@ class FairLinBanditPE(FairLinBandit):
     """FairLinBandit with Phased Elimination as the base."""
 
     name = "fairbandit-fairlin-pe"
+    vectorized = "icmlgym.agents.fairbandit_vector:VectorFairLinBanditPE"
 
     def __init__(self, **kwargs) -> None:
         if "base" in kwargs:
@@ -144,6 +145,7 @@ class FairLinBanditUCB(FairLinBandit):
     """FairLinBandit with LinUCB as the base."""
 
     name = "fairbandit-fairlin-ucb"
+    vectorized = "icmlgym.agents.fairbandit_vector:VectorFairLinBanditUCB"
 
     def __init__(self, **kwargs) -> None:
         if "base" in kwargs:

@@ -47,6 +47,7 @@ class LinUCBAgent(LinearBanditAgent):
     """
 
     name = "fairbandit-linucb"
+    vectorized = "icmlgym.baselines.fairbandit_vector:VectorLinUCBAgent"
 
     def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, reg: float = 1.0, theta_norm: float = 1.0, alpha: float = 1.0, delta: float | None = None):
         super().__init__(noise_sd, delta)
@@ -75,6 +76,7 @@ class LinTSAgent(LinearBanditAgent):
     """
 
     name = "fairbandit-lints"
+    vectorized = "icmlgym.baselines.fairbandit_vector:VectorLinTSAgent"
 
     def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, reg: float = 1.0, scale: float = 1.0, delta: float | None = None):
         super().__init__(noise_sd, delta)
@@ -99,6 +101,7 @@ class PhasedEliminationAgent(LinearBanditAgent):
     """Phased elimination with G-optimal (Kiefer–Wolfowitz) designs over the surviving arms."""
 
     name = "fairbandit-pe"
+    vectorized = "icmlgym.baselines.fairbandit_vector:VectorPhasedEliminationAgent"
 
     def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, eps0: float = 0.5, delta: float | None = None):
         super().__init__(noise_sd, delta)
@@ -124,6 +127,7 @@ class ExploreThenCommitAgent(LinearBanditAgent):
     """
 
     name = "fairbandit-etc"
+    vectorized = "icmlgym.baselines.fairbandit_vector:VectorExploreThenCommitAgent"
 
     def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, explore_rounds: int | None = None):
         super().__init__(noise_sd, None)
@@ -174,6 +178,7 @@ class LinNashAgent(LinearBanditAgent):
     """
 
     name = "fairbandit-linnash"
+    vectorized = "icmlgym.baselines.fairbandit_vector:VectorLinNashAgent"
 
     def __init__(self, nu: float = 1.0, width: float = 6.0, noise_sd: float = DEFAULT_NOISE_SD):
         super().__init__(noise_sd, None)

@@ -1,0 +1,313 @@
+"""Vector twins of the linear-bandit agents (FairLinearBandit-v0): N seeds in lock step, bit for bit.
+
+The single agents' per-round linear algebra is a handful of BLAS calls on a ``d x d``
+matrix and a ``K x d`` arm matrix; :class:`VectorRidgeStatistics` does the same calls
+for N seeds in one stacked ``np.matmul`` each. numpy's stacked matmul calls the same
+BLAS kernel per matrix as the single 2-D call (``gemv`` for a matrix times a vector,
+``dot`` for two vectors), so each seed's doubles are the single agent's; what is not
+batched the same way stays per seed: a product of the arm matrix with a stacked
+``(d, N)`` matrix (one ``gemm``, whose sums are ordered differently), ``X[active] @ theta``
+on a subset of rows (a product on the full matrix then indexed gives other doubles),
+and the exact refreshes (``inv``, ``einsum``), which run every 2,000 rounds.
+``tests/fairbandit/test_vector.py`` checks the records against single runs.
+
+- :class:`VectorFairLinBandit` (``FairLinBanditUCB`` / ``FairLinBanditPE``): the
+  exploration rounds and the UCB base batched (the surviving arm sets differ per seed:
+  seeds with as many surviving arms share one stacked product); the phased-elimination
+  base keeps one :class:`PhasedEliminationCore` per seed (its rounds are queue reads;
+  its cost is the per-phase designs).
+- :class:`PerSeedLinearAgents`: N single agents stepped one by one, for agents whose
+  work is per-seed optimisation (designs, Cholesky factors): the env and the runner's
+  loop are batched, the agent is not.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from icmlgym.agents.fairbandit import FairLinBandit
+from icmlgym.agents.linear_bandit import DEFAULT_HORIZON, DEFAULT_NOISE_SD, LinearBanditAgent, PhasedEliminationCore, oful_radius
+from icmlgym.agents.protocol import AgentSpec
+from icmlgym.agents.vector import VectorBaseAgent
+from icmlgym.envs.fairbandit.design import g_optimal_design
+
+
+class VectorRidgeStatistics:
+    """:class:`~icmlgym.agents.linear_bandit.RidgeStatistics` for N seeds over one arm matrix.
+
+    ``Vinv`` is ``(N, d, d)``, ``b`` ``(N, d)``, ``w`` and ``counts`` ``(N, K)``; every seed
+    adds one pull per round, so ``n`` is shared.
+    """
+
+    def __init__(self, arms: np.ndarray, num: int, reg: float = 1.0, refresh_every: int = 2000) -> None:
+        if reg <= 0:
+            raise ValueError(f"the ridge regulariser must be positive, got {reg}")
+        self.X = arms
+        self.num = num
+        self.d = arms.shape[1]
+        self.reg = float(reg)
+        self.counts = np.zeros((num, arms.shape[0]))
+        self.Vinv = np.broadcast_to(np.eye(self.d) / self.reg, (num, self.d, self.d)).copy()
+        self.b = np.zeros((num, self.d))
+        self.w = np.broadcast_to(np.einsum("ij,ij->i", arms, arms) / self.reg, (num, arms.shape[0])).copy()
+        self.n = 0
+        self.refresh_every = int(refresh_every)
+        self._rows = np.arange(num)
+
+    def add(self, arms: np.ndarray, rewards: np.ndarray) -> None:
+        x = self.X[arms]  # (N, d)
+        self.counts[self._rows, arms] += 1.0
+        self.b += rewards[:, None] * x
+        self.n += 1
+        if self.n % self.refresh_every == 0:
+            self.refresh()
+            return
+        u = np.matmul(self.Vinv, x[:, :, None])[:, :, 0]  # per seed: Vinv @ x (gemv)
+        inv_denom = 1.0 / (1.0 + np.matmul(x[:, None, :], u[:, :, None])[:, 0, 0])  # per seed: x @ u (dot)
+        self.Vinv -= (u[:, :, None] * inv_denom[:, None, None]) * u[:, None, :]
+        xu = np.matmul(self.X, u[:, :, None])[:, :, 0]  # per seed: X @ u (gemv; X @ u.T would be one gemm)
+        self.w -= xu * xu * inv_denom[:, None]
+
+    def refresh(self) -> None:
+        for i in range(self.num):  # RidgeStatistics.refresh seed by seed (inv, einsum: kept exact per seed)
+            V = self.reg * np.eye(self.d) + self.X.T @ (self.counts[i][:, None] * self.X)
+            self.Vinv[i] = np.linalg.inv(V)
+            self.w[i] = np.einsum("ij,jk,ik->i", self.X, self.Vinv[i], self.X)
+
+    @property
+    def theta(self) -> np.ndarray:
+        return np.matmul(self.Vinv, self.b[:, :, None])[:, :, 0]
+
+
+def first_of(info: dict[str, Any], key: str) -> Any:
+    """A reset-info entry of sub-env 0 (a vector env gives one per sub-env; all are equal here)."""
+    v = info[key]
+    return np.asarray(v).reshape(-1)[0]
+
+
+class VectorLinearBanditAgent(VectorBaseAgent):
+    """:class:`~icmlgym.agents.linear_bandit.LinearBanditAgent` for N seeds: arms and horizon on the first ``act``."""
+
+    def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, delta: float | None = None) -> None:
+        super().__init__()
+        if not noise_sd > 0:
+            raise ValueError(f"noise_sd must be positive, got {noise_sd}")
+        if delta is not None and not 0 < delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {delta}")
+        self.noise_sd = float(noise_sd)
+        self.delta_arg = delta
+        self._ready = False
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        self._ready = False
+        self.t = 0
+        self._rows = np.arange(self.num)
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        if not self._ready:
+            arms = np.asarray(obs["arms"])
+            self.X = np.array(arms[0], dtype=np.float64)  # every sub-env plays the same instance
+            self.K, self.d = self.X.shape
+            if "horizon" in info:
+                self.T = int(first_of(info, "horizon"))
+            elif self.spec is not None and "horizon" in self.spec.env_kwargs:
+                self.T = int(self.spec.env_kwargs["horizon"])
+            else:
+                self.T = DEFAULT_HORIZON
+            self.delta = self.delta_arg if self.delta_arg is not None else 1.0 / self.T
+            self._setup()
+            self._ready = True
+        return self._choose()
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        self._observe(np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=np.float64))
+        self.t += 1
+
+    def _setup(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _choose(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _observe(self, arms: np.ndarray, rewards: np.ndarray) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class VectorUCBChoice:
+    """:class:`~icmlgym.agents.linear_bandit.UCBCore`'s ``choose`` for N seeds, each with its own active arms.
+
+    Seeds with the same number of active arms share one stacked ``(n, k, d) @ (n, d)`` product
+    (each matrix the single core's contiguous ``X[active]``); all-arm seeds use ``X`` itself."""
+
+    def __init__(self, stats: VectorRidgeStatistics, actives: list[np.ndarray], noise_sd: float, theta_norm: float,
+                 delta: float, alpha: float = 1.0) -> None:
+        self.stats = stats
+        X = stats.X
+        self.noise_sd, self.theta_norm, self.delta, self.alpha = noise_sd, theta_norm, delta, alpha
+        self.arm_norm = float(np.sqrt((X**2).sum(axis=1).max()))
+        K = X.shape[0]
+        self.groups: list[tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = []  # (seeds, active (n, k), Xa)
+        by_k: dict[int, list[int]] = {}
+        for i, a in enumerate(actives):
+            by_k.setdefault(len(a), []).append(i)
+        for k, seeds in by_k.items():
+            idx = np.asarray(seeds)
+            if k == K:
+                self.groups.append((idx, None, None))
+            else:
+                act = np.stack([np.asarray(actives[i], dtype=np.int64) for i in seeds])
+                self.groups.append((idx, act, X[act]))  # (n, k, d), each (k, d) block contiguous
+        self.all_arms = len(self.groups) == 1 and self.groups[0][1] is None
+
+    def choose(self) -> np.ndarray:
+        s = self.stats
+        beta = self.alpha * oful_radius(s.n, s.d, self.noise_sd, s.reg, self.arm_norm, self.theta_norm, self.delta)
+        theta = s.theta
+        if self.all_arms:
+            ucb = np.matmul(s.X, theta[:, :, None])[:, :, 0] + beta * np.sqrt(np.maximum(s.w, 0.0))
+            return ucb.argmax(axis=1)
+        out = np.empty(s.num, dtype=np.int64)
+        for seeds, act, Xa in self.groups:
+            th = theta[seeds][:, :, None]
+            if act is None:
+                ucb = np.matmul(s.X, th)[:, :, 0] + beta * np.sqrt(np.maximum(s.w[seeds], 0.0))
+                out[seeds] = ucb.argmax(axis=1)
+            else:
+                w = np.take_along_axis(s.w[seeds], act, axis=1)
+                ucb = np.matmul(Xa, th)[:, :, 0] + beta * np.sqrt(np.maximum(w, 0.0))
+                out[seeds] = act[np.arange(len(seeds)), ucb.argmax(axis=1)]
+        return out
+
+
+class VectorFairLinBandit(VectorLinearBanditAgent):
+    """N seeds of :class:`~icmlgym.agents.fairbandit.FairLinBandit` (``FairLinBanditUCB``, ``FairLinBanditPE``)."""
+
+    base_fixed: str | None = None
+
+    def __init__(
+        self,
+        base: str = "pe",
+        explore_rounds: int | None = None,
+        uniform_mix: float = 0.5,
+        noise_sd: float = DEFAULT_NOISE_SD,
+        reg: float = 1.0,
+        theta_norm: float = 1.0,
+        delta: float | None = None,
+    ) -> None:
+        super().__init__(noise_sd, delta)
+        # the single agent validates the arguments; building it is cheap and keeps the messages the same
+        FairLinBandit(base, explore_rounds, uniform_mix, noise_sd, reg, theta_norm, delta)
+        self.base = base
+        self.explore_rounds = explore_rounds
+        self.uniform_mix = uniform_mix
+        self.reg, self.theta_norm = reg, theta_norm
+
+    def _setup(self) -> None:
+        t1 = self.explore_rounds or math.ceil(math.sqrt(self.d * self.T))
+        self.t1 = min(int(t1), self.T)
+        lam = g_optimal_design(self.X)  # a function of the arms alone: the same for every seed
+        queues = []
+        for rng in self.rngs:  # the single agent's draws, in its order
+            uniform = rng.random(self.t1) < self.uniform_mix
+            queues.append(np.where(uniform, rng.integers(0, self.K, self.t1), rng.choice(self.K, self.t1, p=lam)))
+        self.queue = np.ascontiguousarray(np.stack(queues).astype(np.int64).T)  # (t1, N)
+        self.stats = VectorRidgeStatistics(self.X, self.num, self.reg)
+        self.ucb: VectorUCBChoice | None = None
+        self.pe: list[PhasedEliminationCore] | None = None
+        self.arm_norm = float(np.sqrt((self.X**2).sum(axis=1).max()))
+
+    def _start_base(self) -> None:
+        s = self.stats
+        s.refresh()
+        radius = oful_radius(s.n, self.d, self.noise_sd, self.reg, self.arm_norm, self.theta_norm, self.delta)
+        theta = s.theta
+        actives, eps0s = [], []
+        for i in range(self.num):  # FairLinBandit._start_base seed by seed
+            width = radius * np.sqrt(np.maximum(s.w[i], 0.0))
+            est = self.X @ theta[i]
+            keep = est + width >= np.max(est - width)
+            active = np.flatnonzero(keep)
+            actives.append(active)
+            eps0s.append(min(0.5, float(width[active].max()) / 2.0))
+        if self.base == "ucb":
+            self.ucb = VectorUCBChoice(s, actives, self.noise_sd, self.theta_norm, self.delta)
+        else:
+            self.pe = [PhasedEliminationCore(self.X, a, self.noise_sd, self.delta, eps0=max(e, 1e-3)) for a, e in zip(actives, eps0s)]
+
+    def _choose(self) -> np.ndarray:
+        if self.t < self.t1:
+            return self.queue[self.t].copy()
+        if self.ucb is None and self.pe is None:
+            self._start_base()
+        if self.ucb is not None:
+            return self.ucb.choose()
+        return np.array([c.choose() for c in self.pe], dtype=np.int64)
+
+    def _observe(self, arms: np.ndarray, rewards: np.ndarray) -> None:
+        if self.t < self.t1 or self.pe is None:
+            self.stats.add(arms, rewards)
+        else:
+            for c, a, r in zip(self.pe, arms.tolist(), rewards.tolist()):
+                c.observe(a, r)
+
+
+class VectorFairLinBanditUCB(VectorFairLinBandit):
+    """N seeds of :class:`~icmlgym.agents.fairbandit.FairLinBanditUCB`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        if "base" in kwargs:
+            raise TypeError("FairLinBanditUCB fixes base='ucb'; use FairLinBandit(base=...) to choose")
+        super().__init__(base="ucb", **kwargs)
+
+
+class VectorFairLinBanditPE(VectorFairLinBandit):
+    """N seeds of :class:`~icmlgym.agents.fairbandit.FairLinBanditPE`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        if "base" in kwargs:
+            raise TypeError("FairLinBanditPE fixes base='pe'; use FairLinBandit(base=...) to choose")
+        super().__init__(base="pe", **kwargs)
+
+
+class PerSeedLinearAgents(VectorBaseAgent):
+    """N single :class:`LinearBanditAgent` instances stepped one by one (subclasses set ``single``).
+
+    Each seed's agent is the single agent itself (reset with its seed, fed its sub-env's
+    observation on the first ``act``), so its choices are its single run's by construction;
+    afterwards only its ``_choose`` / ``_observe`` run, without building per-seed observations."""
+
+    single: type[LinearBanditAgent] = LinearBanditAgent
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        self.kwargs = kwargs
+        self.single(**kwargs)  # validates the arguments with the single agent's messages
+        self.agents: list[LinearBanditAgent] = []
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        self.agents = []
+        for s in seeds:
+            a = self.single(**self.kwargs)
+            a.reset(s, spec)
+            self.agents.append(a)
+        self._started = False
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        if not self._started:
+            self._started = True
+            arms = np.asarray(obs["arms"])
+            info0 = {"horizon": int(first_of(info, "horizon"))} if "horizon" in info else {}
+            return np.array([a.act({"arms": arms[i]}, info0) for i, a in enumerate(self.agents)], dtype=np.int64)
+        return np.array([a._choose() for a in self.agents], dtype=np.int64)
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        for a, act, r in zip(self.agents, np.asarray(actions).tolist(), np.asarray(rewards, dtype=np.float64).tolist()):
+            a.update(None, act, r, None, False, False, {})
+
+
+__all__ = ["PerSeedLinearAgents", "VectorFairLinBandit", "VectorFairLinBanditPE", "VectorFairLinBanditUCB", "VectorRidgeStatistics"]

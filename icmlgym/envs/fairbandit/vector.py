@@ -1,0 +1,139 @@
+"""FairLinearBandit-v0 for N seeds at once: one array step instead of N Python steps.
+
+``gym.make_vec("icmlgym/FairLinearBandit-v0", num_envs=N, vectorization_mode="vector_entry_point")``
+builds :class:`FairLinearBanditVectorEnv`. Sub-env ``i`` behaves exactly as a
+:class:`~icmlgym.envs.fairbandit.fair_linear_bandit.FairLinearBanditEnv` reset with
+``seed[i]``: the single env draws its whole horizon of noise at reset, and so does the
+vector env for each sub-env, from a generator seeded the same way; a step's rewards are
+the single env's elementwise arithmetic over the seeds, and the end-of-episode metrics
+are the single env's :meth:`~FairLinearBanditEnv.metrics` computed seed by seed from the
+arms pulled. So every observation, reward, metric and cost counter is bit for bit the
+single env's (``tests/fairbandit/test_vector.py``, ``tests/core/test_batched.py``).
+
+All sub-envs play the same instance and share the horizon, so they end at the same step;
+autoreset is disabled (reset explicitly, as the runner does per episode). The ``arms``
+observation is one read-only ``(N, K, d)`` broadcast of the arm matrix (the single env
+copies it every step; a vector of N copies would cost N K d doubles a step). ``info``
+follows Gymnasium's vector convention: ``info["cost"]["env_steps"]`` and the reset's
+``horizon``, ``n_arms``, ``dim`` are arrays, and at the end ``info["metrics"]`` holds one
+array per metric and ``info["regret_curve"]`` one single-env curve per sub-env.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from icmlgym.envs.fairbandit.fair_linear_bandit import FairLinearBanditEnv
+
+
+class FairLinearBanditVectorEnv(VectorEnv):
+    """``num_envs`` FairLinearBandit-v0 envs on the same instance, each with its own noise stream."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        self.num_envs = int(num_envs)
+        self.single = FairLinearBanditEnv(**kwargs)  # validates kwargs; the instance, spaces and metrics
+        s = self.single
+        self.means, self.optimum, self.horizon, self.noise = s.means, s.optimum, s.horizon, s.noise
+        self.n_arms, self.dim = s.n_arms, s.dim
+        self.single_action_space = s.action_space
+        self.single_observation_space = s.observation_space
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._arms = np.broadcast_to(s.arms, (self.num_envs,) + s.arms.shape)  # read-only view
+        self._draws = np.zeros((self.horizon, self.num_envs))  # step-major: one step's draws are contiguous
+        self._pulls = np.zeros((self.horizon, self.num_envs), dtype=np.intp)
+        self._shape = (self.num_envs,)
+        self._n_arms = np.uint64(self.n_arms)
+        self._false, self._true = np.zeros(self.num_envs, dtype=bool), np.ones(self.num_envs, dtype=bool)
+        self._false.flags.writeable = self._true.flags.writeable = False
+        self._t = 0
+        self._ended = True
+
+    def _obs(self, rewards: np.ndarray) -> dict[str, np.ndarray]:
+        return {"arms": self._arms, "last_reward": rewards.reshape(self.num_envs, 1).copy()}
+
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]  # Gymnasium's rule for one int
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
+        for i, sd in enumerate(seeds):
+            rng, _ = seeding.np_random(sd)
+            if self.noise == "bernoulli":  # the single env's reset, draw for draw
+                self._draws[:, i] = rng.random(self.horizon)
+            else:
+                self._draws[:, i] = rng.normal(0.0, self.single.noise_sd, self.horizon)
+        self._t = 0
+        self._ended = False
+        n = self.num_envs
+        info = {
+            "cost": {"env_steps": np.zeros(n, dtype=np.int64)},
+            "horizon": np.full(n, self.horizon),
+            "n_arms": np.full(n, self.n_arms),
+            "dim": np.full(n, self.dim),
+        }
+        return self._obs(np.zeros(n)), info
+
+    def step(self, actions: Any):
+        a = np.asarray(actions)
+        if a.shape != self._shape or not self._in_range(a):
+            raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
+        if self._ended:
+            raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
+        means = self.means[a]
+        draws = self._draws[self._t]
+        if self.noise == "gaussian":
+            rewards = means + draws
+        elif self.noise == "bernoulli":
+            rewards = (draws < means).astype(np.float64)
+        else:
+            rewards = np.maximum(0.0, means + draws)  # means > 0: a sum is never -0.0, so max(0.0, .) agrees
+        self._pulls[self._t] = a
+        self._t += 1
+        truncated = self._t >= self.horizon
+        steps = np.empty(self.num_envs, dtype=np.int64)
+        steps.fill(self._t)
+        info: dict[str, Any] = {"cost": {"env_steps": steps}}
+        if truncated:
+            self._ended = True
+            info["metrics"], info["regret_curve"] = self._metrics()
+        return self._obs(rewards), rewards, self._false, self._true if truncated else self._false, info
+
+    def _metrics(self) -> tuple[dict[str, np.ndarray], list[dict[str, np.ndarray]]]:
+        """The single env's metrics and regret curve, sub-env by sub-env."""
+        s = self.single
+        rows, curves = [], []
+        expected = self.means[self._pulls[: self._t]]  # (T, N)
+        for i in range(self.num_envs):
+            s._t = self._t
+            s._expected = expected[:, i].copy()
+            s._optimal_pulls = int(np.count_nonzero(expected[:, i] == self.optimum))
+            rows.append(s.metrics())
+            curves.append(s.regret_curve())
+        s._t, s._optimal_pulls, s._expected = 0, 0, np.zeros(self.horizon)
+        return {k: np.array([r[k] for r in rows]) for k in rows[0]}, curves
+
+    def _in_range(self, a: np.ndarray) -> bool:
+        """Every action an integer arm index in ``[0, n_arms)`` (int64: one comparison, negatives read as huge unsigned)."""
+        if a.dtype == np.int64:
+            return np.count_nonzero(a.view(np.uint64) < self._n_arms) == a.size
+        return a.dtype.kind in "iu" and (a.size == 0 or (int(a.min()) >= 0 and int(a.max()) < self.n_arms))
+
+    def close(self, **kwargs: Any) -> None:
+        self.single.close()
+
+
+__all__ = ["FairLinearBanditVectorEnv"]
