@@ -218,6 +218,8 @@ def row_batched(args) -> list[dict]:
     rows = []
     entries = [("icmlgym/Bandit-v0", a) for a in ("random", "ucb1", "bandit-thompson")]
     entries += [("icmlgym/RepeatedGameVsFTRL-v0", a) for a in ("games-exp3", "ucb1", "random")]
+    entries += [("icmlgym/FairLinearBandit-v0", a) for a in
+                ("fairbandit-fairlin-ucb", "fairbandit-linucb", "fairbandit-etc", "fairbandit-fairlin-pe", "fairbandit-linnash", "random")]
     if args.agents:
         entries = [(e, a) for e, a in entries if a in args.agents.split(",")]
     for env_id, agent in entries:

@@ -56,20 +56,31 @@ class VectorRidgeStatistics:
         self.n = 0
         self.refresh_every = int(refresh_every)
         self._rows = np.arange(num)
+        self._flat_counts = self.counts.reshape(-1)  # a view: row i starts at i * K
+        self._offsets = self._rows * arms.shape[0]
+        self._u_scaled = np.empty((num, self.d))
+        self._outer = np.empty((num, self.d, self.d))
+        self._xu = np.empty((num, arms.shape[0], 1))
 
     def add(self, arms: np.ndarray, rewards: np.ndarray) -> None:
-        x = self.X[arms]  # (N, d)
-        self.counts[self._rows, arms] += 1.0
+        x = np.take(self.X, arms, axis=0)  # (N, d)
+        self._flat_counts[self._offsets + arms] += 1.0
         self.b += rewards[:, None] * x
         self.n += 1
         if self.n % self.refresh_every == 0:
             self.refresh()
             return
-        u = np.matmul(self.Vinv, x[:, :, None])[:, :, 0]  # per seed: Vinv @ x (gemv)
-        inv_denom = 1.0 / (1.0 + np.matmul(x[:, None, :], u[:, :, None])[:, 0, 0])  # per seed: x @ u (dot)
-        self.Vinv -= (u[:, :, None] * inv_denom[:, None, None]) * u[:, None, :]
-        xu = np.matmul(self.X, u[:, :, None])[:, :, 0]  # per seed: X @ u (gemv; X @ u.T would be one gemm)
-        self.w -= xu * xu * inv_denom[:, None]
+        u = np.matmul(self.Vinv, x[:, :, None])  # per seed: Vinv @ x (gemv)
+        inv_denom = 1.0 / (1.0 + np.matmul(x[:, None, :], u)[:, 0, 0])  # per seed: x @ u (dot)
+        u = u[:, :, 0]
+        # the single update's (u[:, None] * inv_denom) * u, written into buffers
+        np.multiply(u, inv_denom[:, None], out=self._u_scaled)
+        np.multiply(self._u_scaled[:, :, None], u[:, None, :], out=self._outer)
+        self.Vinv -= self._outer
+        xu = np.matmul(self.X, u[:, :, None], out=self._xu)[:, :, 0]  # per seed: X @ u (gemv; X @ u.T would be one gemm)
+        np.multiply(xu, xu, out=xu)
+        xu *= inv_denom[:, None]
+        self.w -= xu
 
     def refresh(self) -> None:
         for i in range(self.num):  # RidgeStatistics.refresh seed by seed (inv, einsum: kept exact per seed)
@@ -168,7 +179,11 @@ class VectorUCBChoice:
         beta = self.alpha * oful_radius(s.n, s.d, self.noise_sd, s.reg, self.arm_norm, self.theta_norm, self.delta)
         theta = s.theta
         if self.all_arms:
-            ucb = np.matmul(s.X, theta[:, :, None])[:, :, 0] + beta * np.sqrt(np.maximum(s.w, 0.0))
+            bonus = np.maximum(s.w, 0.0)
+            np.sqrt(bonus, out=bonus)
+            bonus *= beta
+            ucb = np.matmul(s.X, theta[:, :, None])[:, :, 0]
+            ucb += bonus
             return ucb.argmax(axis=1)
         out = np.empty(s.num, dtype=np.int64)
         for seeds, act, Xa in self.groups:

@@ -16,12 +16,14 @@ observation is one read-only ``(N, K, d)`` broadcast of the arm matrix (the sing
 copies it every step; a vector of N copies would cost N K d doubles a step). ``info``
 follows Gymnasium's vector convention: ``info["cost"]["env_steps"]`` and the reset's
 ``horizon``, ``n_arms``, ``dim`` are arrays, and at the end ``info["metrics"]`` holds one
-array per metric and ``info["regret_curve"]`` one single-env curve per sub-env.
+array per metric and ``info["regret_curve"]`` a sequence of the sub-envs' single-env curves
+(each computed when read: the runner records scalar metrics only).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -112,19 +114,23 @@ class FairLinearBanditVectorEnv(VectorEnv):
             info["metrics"], info["regret_curve"] = self._metrics()
         return self._obs(rewards), rewards, self._false, self._true if truncated else self._false, info
 
-    def _metrics(self) -> tuple[dict[str, np.ndarray], list[dict[str, np.ndarray]]]:
-        """The single env's metrics and regret curve, sub-env by sub-env."""
+    def _metrics(self) -> tuple[dict[str, np.ndarray], "RegretCurves"]:
+        """The single env's metrics sub-env by sub-env, and their regret curves (computed when read)."""
         s = self.single
-        rows, curves = [], []
-        expected = self.means[self._pulls[: self._t]]  # (T, N)
+        rows = []
+        expected = np.ascontiguousarray(self.means[self._pulls[: self._t]].T)  # (N, T)
         for i in range(self.num_envs):
-            s._t = self._t
-            s._expected = expected[:, i].copy()
-            s._optimal_pulls = int(np.count_nonzero(expected[:, i] == self.optimum))
+            self._load(i, expected)
             rows.append(s.metrics())
-            curves.append(s.regret_curve())
         s._t, s._optimal_pulls, s._expected = 0, 0, np.zeros(self.horizon)
-        return {k: np.array([r[k] for r in rows]) for k in rows[0]}, curves
+        return {k: np.array([r[k] for r in rows]) for k in rows[0]}, RegretCurves(self, expected)
+
+    def _load(self, i: int, expected: np.ndarray) -> None:
+        """Put sub-env ``i``'s rounds into the single env (whose metrics code then computes its figures)."""
+        s = self.single
+        s._t = expected.shape[1]
+        s._expected = expected[i].copy()
+        s._optimal_pulls = int(np.count_nonzero(expected[i] == self.optimum))
 
     def _in_range(self, a: np.ndarray) -> bool:
         """Every action an integer arm index in ``[0, n_arms)`` (int64: one comparison, negatives read as huge unsigned)."""
@@ -136,4 +142,21 @@ class FairLinearBanditVectorEnv(VectorEnv):
         self.single.close()
 
 
-__all__ = ["FairLinearBanditVectorEnv"]
+class RegretCurves(Sequence):
+    """``info["regret_curve"]`` of a vector episode: sub-env ``i``'s single-env curve, computed when indexed."""
+
+    def __init__(self, env: FairLinearBanditVectorEnv, expected: np.ndarray) -> None:
+        self._env, self._expected = env, expected
+
+    def __len__(self) -> int:
+        return self._expected.shape[0]
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        i = range(len(self))[i]
+        self._env._load(i, self._expected)
+        return self._env.single.regret_curve()
+
+
+__all__ = ["FairLinearBanditVectorEnv", "RegretCurves"]
