@@ -103,11 +103,7 @@ class VectorLinearBanditAgent(VectorBaseAgent):
     """:class:`~icmlgym.agents.linear_bandit.LinearBanditAgent` for N seeds: arms and horizon on the first ``act``."""
 
     def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, delta: float | None = None) -> None:
-        super().__init__()
-        if not noise_sd > 0:
-            raise ValueError(f"noise_sd must be positive, got {noise_sd}")
-        if delta is not None and not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}")
+        super().__init__()  # the arguments are checked by the twin building its single agent
         self.noise_sd = float(noise_sd)
         self.delta_arg = delta
         self._ready = False
@@ -201,25 +197,11 @@ class VectorUCBChoice:
 class VectorFairLinBandit(VectorLinearBanditAgent):
     """N seeds of :class:`~icmlgym.agents.fairbandit.FairLinBandit` (``FairLinBanditUCB``, ``FairLinBanditPE``)."""
 
-    base_fixed: str | None = None
-
-    def __init__(
-        self,
-        base: str = "pe",
-        explore_rounds: int | None = None,
-        uniform_mix: float = 0.5,
-        noise_sd: float = DEFAULT_NOISE_SD,
-        reg: float = 1.0,
-        theta_norm: float = 1.0,
-        delta: float | None = None,
-    ) -> None:
-        super().__init__(noise_sd, delta)
-        # the single agent validates the arguments; building it is cheap and keeps the messages the same
-        FairLinBandit(base, explore_rounds, uniform_mix, noise_sd, reg, theta_norm, delta)
-        self.base = base
-        self.explore_rounds = explore_rounds
-        self.uniform_mix = uniform_mix
-        self.reg, self.theta_norm = reg, theta_norm
+    def __init__(self, **kwargs: Any) -> None:
+        single = FairLinBandit(**kwargs)  # the single agent's defaults, checks and messages
+        super().__init__(single.noise_sd, single.delta_arg)
+        self.base, self.explore_rounds, self.uniform_mix = single.base, single.explore_rounds, single.uniform_mix
+        self.reg, self.theta_norm = single.reg, single.theta_norm
 
     def _setup(self) -> None:
         t1 = self.explore_rounds or math.ceil(math.sqrt(self.d * self.T))

@@ -12,6 +12,7 @@ from icmlgym.envs.fairbandit.vector import FairLinearBanditVectorEnv
 from icmlgym.runner import batched
 from icmlgym.runner.api import make_tasks
 from icmlgym.runner.loop import execute
+from tests.core.test_batched import comparable
 
 ENV = "icmlgym/FairLinearBandit-v0"
 AGENTS = (
@@ -25,16 +26,6 @@ AGENTS = (
     "random",
 )
 SEEDS = [0, 1, 2, 7, 11, 123456]
-
-
-def comparable(record) -> dict:
-    """A record without what differs between any two executions (ids, timestamps, wall times)."""
-    d = record.to_dict()
-    for k in ("run_id", "timestamp", "wall_time"):
-        d.pop(k)
-    for e in d["episodes"]:
-        e.pop("wall_time")
-    return d
 
 
 def no_fallback(task):
@@ -159,3 +150,10 @@ def test_cli_batch_seeds_runs_the_vector_path(monkeypatch) -> None:
     monkeypatch.setattr(batched, "execute", no_fallback)
     records = icmlgym.run(ENV, "fairbandit-fairlin-ucb", seeds=3, env_kwargs={"horizon": 200, "n_arms": 20, "dim": 4}, batch_seeds=True)
     assert [r.seed for r in records] == [0, 1, 2] and all(r.status == "ok" for r in records)
+
+
+def test_batched_on_the_process_executor_equals_single_runs() -> None:
+    kw = {"horizon": 200, "n_arms": 20, "dim": 4}
+    single = icmlgym.run(ENV, "fairbandit-linucb", seeds=3, env_kwargs=kw)
+    records = icmlgym.run(ENV, "fairbandit-linucb", seeds=3, env_kwargs=kw, executor="process", workers=1, batch_seeds=True)
+    assert [comparable(r) for r in records] == [comparable(r) for r in single]
