@@ -9,6 +9,7 @@ from icmlgym.runner.executors import get_executor
 from icmlgym.runner.progress import RunProgress
 from icmlgym.runner.loop import RunTask, task_key
 from icmlgym.runner.record import RunRecord
+from icmlgym.runner.trace import mark
 
 
 def make_tasks(
@@ -87,6 +88,7 @@ def run_tasks(
             records.append(rec)
             if on_record is not None:
                 on_record(rec)
+            mark("stored", key=f"{rec.env_id} {rec.agent_name} {rec.seed}")
             if reporter is not None:
                 reporter.update(rec)
     finally:

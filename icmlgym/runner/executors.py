@@ -26,6 +26,7 @@ from typing import Iterable, Iterator, Union
 from icmlgym.runner.batched import BatchTask, execute_batch
 from icmlgym.runner.loop import RunTask, execute
 from icmlgym.runner.record import RunRecord
+from icmlgym.runner.trace import mark
 from icmlgym.runner.worker import WorkerProcess, context, warm_modules, work_tasks
 
 EXECUTORS = ("inprocess", "process", "ray")
@@ -136,7 +137,9 @@ class ProcessExecutor:
                     device = work_tasks(work)[0].device
                     gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(device) else None
                     started += 1
+                    mark("submit", work)
                     worker = WorkerProcess(work, self.memory_limit_mb, gpu, ctx=ctx)
+                    mark("started", work)
                     own = getattr(work_tasks(work)[0], "timeout", None)  # a task's own timeout overrides the executor's
                     per_run = own if own is not None else self.timeout
                     running[worker.sentinel] = (worker, None if per_run is None else per_run * n)
@@ -150,6 +153,7 @@ class ProcessExecutor:
                     if worker.conn in ready or key in ready:
                         records = worker.poll()
                         if records is not None:
+                            mark("ready", worker.work)
                             del running[key]
                             yield from records
                             continue

@@ -39,6 +39,7 @@ from icmlgym.runner.limits import TreeMemoryLimit, kill_tree
 from icmlgym.runner.loop import RunTask, execute, failed_record
 from icmlgym.runner.record import RunRecord
 from icmlgym.runner.sandbox import set_parent_death_signal
+from icmlgym.runner.trace import mark
 
 Work = Union[RunTask, BatchTask]
 
@@ -59,14 +60,18 @@ def child_main(conn, work: Work, gpu: str | None = None) -> None:
     # a worker never outlives its parent (the fork server, which ends with the driver; or the
     # Ray worker that started it, when Ray kills that for a timeout or loses the node)
     set_parent_death_signal()
+    mark("child", work)
     if gpu is not None:  # pin this worker to one GPU before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     try:
+        mark("exec0", work)
         if isinstance(work, BatchTask):
             records = execute_batch(work)
         else:
             records = [execute(work, on_loaded=lambda meta: conn.send({"__meta__": meta}))]
+        mark("exec1", work)
         conn.send({"__records__": [r.to_dict() for r in records]})
+        mark("sent", work)
     except MemoryError:
         conn.send({"__error__": "MemoryError: the run ran out of memory"})
     except BaseException as err:  # noqa: BLE001
@@ -199,6 +204,7 @@ class WorkerProcess:
                     self.meta = message["__meta__"]
                 else:
                     self._result = message
+                    mark("received", self.work)
         except (EOFError, OSError):
             pass
         if self._result is None and self.proc.is_alive():
@@ -236,6 +242,7 @@ class WorkerProcess:
     def _finish(self) -> list[RunRecord]:
         elapsed = self.elapsed
         self._close()
+        mark("joined", self.work)
         message = self._result
         if isinstance(message, dict) and "__records__" in message:
             got = message["__records__"]
