@@ -18,6 +18,7 @@ import re
 import sys
 
 ENV_VAR = "ICMLGYM_WARM_MODULES"
+MAIN_VAR = "ICMLGYM_WARM_MAIN"
 
 
 def warm_up(modules: list[str]) -> list[str]:
@@ -78,10 +79,33 @@ def _warm_torch() -> None:
         pass
 
 
+def import_main(path: str) -> bool:
+    """Run the driver's main script here as ``__mp_main__``, as each worker would otherwise do before its run.
+
+    A worker's ``multiprocessing`` start runs the parent's main script (``spawn.prepare``) unless
+    its ``__main__`` already comes from that file. multiprocessing's forkserver never imports it
+    itself on Python 3.11 (its ``"__main__"`` preload reads a ``main_path`` key that the
+    preparation data does not have), so every worker of ``icmlgym benchmark`` imported the CLI
+    (typer, rich, every command: about 90 ms of CPU) again. A script that fails here (one
+    without a ``__main__`` guard that starts workers) is left to the workers, as before.
+    """
+    from multiprocessing import process, spawn
+
+    process.current_process()._inheriting = True  # a script that starts processes at import fails, as in a worker
+    try:
+        spawn.import_main_path(path)
+        return True
+    except BaseException:  # noqa: BLE001 - the fork server must survive any main script
+        return False
+    finally:
+        del process.current_process()._inheriting
+
+
 try:
     FAILED = warm_up([m for m in os.environ.get(ENV_VAR, "").split(",") if m])
 except BaseException:  # noqa: BLE001 - the workers still run cold
     FAILED = ["*"]
+MAIN_IMPORTED = bool(os.environ.get(MAIN_VAR)) and import_main(os.environ[MAIN_VAR])
 
 # Workers are forked from this process: move everything imported so far out of the
 # garbage collector's reach, so that a worker's collections do not touch (and copy)

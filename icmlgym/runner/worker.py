@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import sys
 import time
 from typing import Any, Iterable, Union
 
@@ -141,14 +140,18 @@ def context(modules: Iterable[str] = ()) -> Any:
         return _CTX
     from multiprocessing import forkserver
 
-    from icmlgym.runner.warm import ENV_VAR
+    from multiprocessing import spawn
+
+    from icmlgym.runner.warm import ENV_VAR, MAIN_VAR
 
     if _CTX is None:
         _CTX = mp.get_context("forkserver")
-        preload = ["icmlgym.runner.warm"]
-        if getattr(sys.modules.get("__main__"), "__file__", None):
-            preload.insert(0, "__main__")  # workers then skip re-running the main script
-        _CTX.set_forkserver_preload(preload)
+        _CTX.set_forkserver_preload(["icmlgym.runner.warm"])
+        # the warm server imports the main script once, so that each worker finds it loaded and
+        # does not run it again (multiprocessing's own preload of "__main__" does nothing on 3.11)
+        main_path = spawn.get_preparation_data("icmlgym-worker").get("init_main_from_path")
+        if main_path:
+            os.environ[MAIN_VAR] = main_path
     missing = set(modules) - _PRELOADED
     if missing:
         server = forkserver._forkserver

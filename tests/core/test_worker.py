@@ -53,3 +53,34 @@ def test_warm_server_imports_torch_only_for_sweeps_that_reach_it() -> None:
     assert _warmed("icmlgym.nn.runtime")[0]
     # a cheap sweep's server stays lean: no torch
     assert _warmed("icmlgym.envs.bandit.bernoulli_bandit,icmlgym.baselines.generic")[1]
+
+
+MAIN_SCRIPT = """
+import os
+OUT = os.environ["DRIVER_OUT"]
+with open(OUT + ".imports", "a") as fh:  # one line per process that runs this script
+    fh.write(f"{os.getpid()}\\n")
+
+if __name__ == "__main__":
+    from icmlgym.runner.api import make_tasks, run_tasks
+
+    records = run_tasks(make_tasks("icmlgym/Bandit-v0", "random", seeds=3, env_kwargs={"horizon": 10}), "process", workers=1)
+    with open(OUT + ".result", "w") as fh:
+        fh.write(" ".join(r.status for r in records) + f" {os.getpid()}")
+"""
+
+
+def test_workers_do_not_run_the_main_script_again(tmp_path) -> None:
+    """The warm server imports the driver's main script once; its workers find it loaded (before, each
+    worker of ``icmlgym benchmark`` imported the whole CLI again)."""
+    import os
+    import subprocess
+
+    script = tmp_path / "driver.py"
+    script.write_text(MAIN_SCRIPT)
+    base = str(tmp_path / "out")
+    subprocess.run([sys.executable, str(script)], check=True, timeout=300, env={**os.environ, "DRIVER_OUT": base, "ICMLGYM_TRACE": ""})
+    statuses = open(base + ".result").read().split()
+    assert statuses[:3] == ["ok"] * 3, statuses
+    pids = open(base + ".imports").read().split()
+    assert pids[0] == statuses[3] and len(pids) == 2, pids  # the driver, then the warm server; no worker
