@@ -129,25 +129,31 @@ class ProcessExecutor:
         running: dict[int, tuple[WorkerProcess, float | None]] = {}  # sentinel -> (worker, its timeout)
         gpus = _gpu_ids()
         started = 0
+
+        def fill() -> None:
+            nonlocal started
+            while pending and len(running) < self.workers:
+                work = pending.popleft()
+                n = len(work_tasks(work))
+                device = work_tasks(work)[0].device
+                gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(device) else None
+                started += 1
+                mark("submit", work)
+                worker = WorkerProcess(work, self.memory_limit_mb, gpu, ctx=ctx)
+                mark("started", work)
+                own = getattr(work_tasks(work)[0], "timeout", None)  # a task's own timeout overrides the executor's
+                per_run = own if own is not None else self.timeout
+                running[worker.sentinel] = (worker, None if per_run is None else per_run * n)
+
         try:
-            while pending or running:
-                while pending and len(running) < self.workers:
-                    work = pending.popleft()
-                    n = len(work_tasks(work))
-                    device = work_tasks(work)[0].device
-                    gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(device) else None
-                    started += 1
-                    mark("submit", work)
-                    worker = WorkerProcess(work, self.memory_limit_mb, gpu, ctx=ctx)
-                    mark("started", work)
-                    own = getattr(work_tasks(work)[0], "timeout", None)  # a task's own timeout overrides the executor's
-                    per_run = own if own is not None else self.timeout
-                    running[worker.sentinel] = (worker, None if per_run is None else per_run * n)
+            fill()
+            while running:
                 wait_for = None
                 limits = [w.start + lim for w, lim in running.values() if lim is not None]
                 if limits:
                     wait_for = max(0.0, min(limits) - time.monotonic())
                 ready = set(wait([w.conn for w, _ in running.values()] + list(running), timeout=wait_for))
+                finished: list[RunRecord] = []
                 for key in list(running):
                     worker, limit = running[key]
                     if worker.conn in ready or key in ready:
@@ -155,11 +161,15 @@ class ProcessExecutor:
                         if records is not None:
                             mark("ready", worker.work)
                             del running[key]
-                            yield from records
+                            finished += records
                             continue
                     if limit is not None and worker.elapsed >= limit:
                         del running[key]
-                        yield from worker.kill("timeout", f"run exceeded its timeout of {limit:g} s and was killed")
+                        finished += worker.kill("timeout", f"run exceeded its timeout of {limit:g} s and was killed")
+                # the next runs start before the caller stores these records, so that no slot
+                # waits for the store's write
+                fill()
+                yield from finished
         finally:
             for worker, _ in running.values():
                 worker.kill("failed", "the sweep was interrupted")
