@@ -18,8 +18,9 @@ def checked_record(task: Any, message: Any, elapsed: float = 0.0, meta: dict[str
 
     The record's env id, agent (name, entry point and, when the task fixes it, source
     hash), seed and tier must be the task's."""
+    from icmlgym.catalog import card
     from icmlgym.runner.loop import failed_record
-    from icmlgym.runner.task import base_record
+    from icmlgym.runner.task import task_identity
 
     def bad(why: str) -> RunRecord:
         return failed_record(task, "failed", cap_text(f"the worker's result was rejected: {why}"), elapsed, meta)
@@ -30,13 +31,12 @@ def checked_record(task: Any, message: Any, elapsed: float = 0.0, meta: dict[str
         rec = RunRecord.from_dict(dict(message))
     except Exception as err:  # noqa: BLE001 - any malformed record
         return bad(f"not a valid run record ({type(err).__name__}: {str(err)[:300]})")
-    want = base_record(task, None, meta)
-    mismatched = [
-        f for f in ("env_id", "seed", "tier", "agent_kwargs", "env_kwargs")
-        if getattr(rec, f) != getattr(want, f)
-    ]
+    # the identity a record must carry, without hashing code here (the driver checks every record)
+    c = task.card or card(task.env_id)
+    want = task_identity(task, task.isolation.meta(c) if task.isolation is not None else (meta or {}))
+    mismatched = [f for f in ("env_id", "seed", "tier", "agent_kwargs", "env_kwargs") if getattr(rec, f) != want[f]]
     if task.isolation is not None:
-        mismatched += [f for f in ("agent_name", "agent_entry_point", "agent_source_hash") if getattr(rec, f) != getattr(want, f)]
+        mismatched += [f for f in ("agent_name", "agent_entry_point", "agent_source_hash") if getattr(rec, f) != want[f]]
     if mismatched:
         return bad(f"it does not match the task that was sent ({', '.join(mismatched)} differ)")
     return rec

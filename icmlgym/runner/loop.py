@@ -68,9 +68,10 @@ def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, 
         ensure_registered(task)
         c = card(task.env_id)
         loaded = load_agent(task.agent, **task.agent_kwargs)
+        meta = agent_meta(loaded, c)  # hashed once: the message and the record carry the same identity
         if on_loaded is not None:
-            on_loaded(agent_meta(loaded, c))
-        record = base_record(task, loaded)
+            on_loaded(meta)
+        record = base_record(task, None, meta)
         tier = c.tier(task.tier)
         kwargs = task_env_kwargs(c, task)
         env = runner_env(c, kwargs)

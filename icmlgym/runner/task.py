@@ -54,6 +54,21 @@ def spec_dict(c: TaskCard, env, kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def task_identity(task: RunTask, meta: dict[str, str]) -> dict[str, Any]:
+    """The fields of a task's record that name the work (env, seed, tier, kwargs, agent), given the agent's ``meta``."""
+    c = task.card or card(task.env_id)
+    return {
+        "env_id": c.id,
+        "agent_name": meta.get("name") or agent_label(task),
+        "seed": int(task.seed),
+        "tier": task.tier,
+        "env_kwargs": redact(dict(task.env_kwargs)),
+        "agent_entry_point": meta.get("entry_point") or agent_label(task),
+        "agent_source_hash": meta.get("source_hash", ""),
+        "agent_kwargs": redact(dict(task.agent_kwargs)),
+    }
+
+
 def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None) -> RunRecord:
     c = task.card or card(task.env_id)
     kwargs = task_env_kwargs(c, task)
@@ -64,18 +79,19 @@ def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] 
         if not meta.get("code_hash"):
             # the worker died or timed out before it reported: hash the code here, as task_key does
             meta = {**task_meta(task), **{k: v for k, v in meta.items() if v}}
+    ident = task_identity(task, meta)
     return RunRecord(
-        env_id=c.id,
-        agent_name=meta.get("name") or agent_label(task),
-        seed=int(task.seed),
-        tier=task.tier,
-        env_kwargs=redact(dict(task.env_kwargs)),
+        env_id=ident["env_id"],
+        agent_name=ident["agent_name"],
+        seed=ident["seed"],
+        tier=ident["tier"],
+        env_kwargs=ident["env_kwargs"],
         env_spec={"id": c.id, "kwargs": redact(kwargs), "entry_point": c.entry_point},
-        agent_entry_point=meta.get("entry_point") or agent_label(task),
-        agent_source_hash=meta.get("source_hash", ""),
+        agent_entry_point=ident["agent_entry_point"],
+        agent_source_hash=ident["agent_source_hash"],
         code_hash=meta.get("code_hash", ""),
         env_source_hash=env_source_hash(c.entry_point),
-        agent_kwargs=redact(dict(task.agent_kwargs)),
+        agent_kwargs=ident["agent_kwargs"],
         hardware=provenance.hardware(),
         versions=provenance.versions(),
         git_commit=provenance.git_commit(),
