@@ -25,6 +25,7 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
     are stored, and the same command continues where it stopped. Returns the records."""
     from icmlgym.leaderboard.store import PutResult
     from icmlgym.runner.api import run_tasks, split_done
+    from icmlgym.runner.schedule import load_times, longest_first, record_times
 
     if executor not in ("inprocess", "process", "ray"):
         fail(f"--executor must be inprocess, process or ray, got {executor!r}")
@@ -36,6 +37,7 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
                 f"skipping {len(done)} of {total} run(s) already stored as ok (same entry, env, kwargs, tier, seed and code); "
                 "--rerun runs them again", err=True,
             )
+    tasks = longest_first(tasks, load_times())  # the sweep's tail: see icmlgym/runner/schedule.py
     stored = PutResult()
 
     def store(rec) -> None:
@@ -56,6 +58,10 @@ def execute(tasks, executor, workers, timeout, address, max_retries, board, reru
         typer.echo(f"\ninterrupted: {stored.added + stored.replaced} finished run(s) stored{where}; "
                    "run the same command again to continue (stored seeds are skipped)", err=True)
         raise typer.Exit(130) from None
+    try:
+        record_times(records)
+    except OSError as err:  # an unwritable home costs the next sweep its order, not this sweep its results
+        typer.echo(f"warning: run times not recorded ({err})", err=True)
     if board is not None and records:
         typer.echo(f"stored {len(records)} run(s) in {board.url}: {stored.describe()}", err=True)
     if writer is not None and writer.spilled:
