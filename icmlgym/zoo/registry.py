@@ -178,17 +178,6 @@ def _state_bytes(model: Any) -> bytes:
     return buf.getvalue()
 
 
-def weights_digest(model: Any) -> str:
-    """sha256 of every parameter and buffer's bytes, in state-dict order (16 hex digits)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for k, v in model.state_dict().items():
-        h.update(k.encode())
-        h.update(v.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
 def _from_state(member: Member, cfg: dict[str, Any], raw: bytes, device: str) -> Any:
     model = member.make(cfg)
     model.load_state_dict(_torch_load(raw, device))
@@ -343,4 +332,4 @@ def info(name: str, size: str = "smoke") -> dict[str, Any]:
     return out
 
 
-__all__ = ["Member", "SIZES", "ZooError", "ZooModel", "cached_card", "get", "info", "load", "members", "register", "unregister", "weights_digest"]
+__all__ = ["Member", "SIZES", "ZooError", "ZooModel", "cached_card", "get", "info", "load", "members", "register", "unregister"]

@@ -15,12 +15,12 @@ reproduces (a bounded retraining check; the full run takes ~10-15 minutes of one
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
 
 from icmlgym.zoo import registry
-from icmlgym.zoo.registry import weights_digest
 
 NAME = "skill-chain-lm"
 CHECK_STEPS = 100
@@ -32,6 +32,15 @@ def _make(cfg: dict[str, Any]):
 
     return GPT(GPTConfig(vocab_size=VOCAB_SIZE, block_size=cfg["block_size"], n_layer=cfg["n_layer"],
                          n_head=cfg["n_head"], n_embd=cfg["n_embd"]))
+
+
+def weights_digest(model) -> str:
+    """sha256 of every parameter and buffer's bytes, in state-dict order (16 hex digits)."""
+    h = hashlib.sha256()
+    for k, v in model.state_dict().items():
+        h.update(k.encode())
+        h.update(v.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 def _train(model, cfg: dict[str, Any], seed: int, meter, stop_after: int | None = None) -> dict[str, Any]:

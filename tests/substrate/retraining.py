@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from icmlgym.nn.runtime import numerics_platform
-from icmlgym.zoo.registry import weights_digest
+from icmlgym.zoo.skill_chains import weights_digest
 
 
 def assert_retrained(shipped: Any, fresh: Any, other_platforms: dict[str, str]) -> None:
