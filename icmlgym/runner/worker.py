@@ -54,11 +54,33 @@ def work_tasks(work: Work) -> list[RunTask]:
 
 
 # ----------------------------------------------------------------------------- child side
+def _release_driver_alive_pipe() -> None:
+    """Close this worker's copy of the driver's end of the fork server's "alive" pipe.
+
+    multiprocessing hands every forkserver child that write end (``_forkserver_alive_fd``); the
+    fork server exits when the pipe reaches EOF, so while any worker held a copy, a killed
+    driver's fork server and its workers ran on until their runs ended. Released, the fork
+    server ends with the driver and every worker with it (its parent-death signal)."""
+    from multiprocessing import forkserver
+
+    fs = forkserver._forkserver
+    fd = getattr(fs, "_forkserver_alive_fd", None)
+    if fd is None:
+        return
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    fs._forkserver_alive_fd = None
+    fs._forkserver_pid = None  # a forkserver pool this worker starts gets a fork server of its own
+
+
 def child_main(conn, work: Work, gpu: str | None = None) -> None:
     """The body of a worker process: run ``work`` and send its messages on ``conn``."""
     # a worker never outlives its parent (the fork server, which ends with the driver; or the
     # Ray worker that started it, when Ray kills that for a timeout or loses the node)
     set_parent_death_signal()
+    _release_driver_alive_pipe()
     mark("child", work)
     if gpu is not None:  # pin this worker to one GPU before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu

@@ -105,3 +105,45 @@ def test_killing_the_driver_mid_sweep_then_resuming(tmp_path):
     assert f"resuming: {done} run(s) already stored" in r.stderr
     with Leaderboard(store) as b:
         assert len(b) == 4 and set(b.runs()["status"]) == {"ok"}
+
+
+LONG = textwrap.dedent("""
+    import time
+    from icmlgym.baselines.generic import RandomAgent
+
+    class Long(RandomAgent):
+        def act(self, obs, info):
+            time.sleep(0.5)
+            return super().act(obs, info)
+""")  # 60 steps: a 30 s run, which must not outlive a killed driver by its remaining length
+
+
+def test_a_killed_drivers_workers_end_with_it_not_with_their_runs(tmp_path):
+    """The process executor without the sandbox: SIGKILL the driver while its two workers are in 30 s runs;
+    the fork server and both workers are gone within 10 s (they held the driver's end of the fork
+    server's alive pipe, and ran on until their runs ended)."""
+    agent = tmp_path / "long.py"
+    agent.write_text(LONG)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    cmd = [sys.executable, "-m", "icmlgym.cli", "run", "icmlgym/Bandit-v0", "--agent", f"{agent}:Long", "-e", "horizon=60",
+           "--seeds", "2", "--workers", "2", "--store", str(tmp_path / "lb.db")]
+    driver = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(seen) < 4:  # the driver, its fork server, two workers
+            seen.update(process_tree(driver.pid))
+            time.sleep(0.05)
+        assert len(seen) >= 4, f"the workers did not start within 60 s: {seen}"
+        time.sleep(1.0)  # inside their runs
+        seen.update(process_tree(driver.pid))
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=10)
+        t = time.monotonic()
+        while _alive(seen - {driver.pid}) and time.monotonic() - t < 10:
+            time.sleep(0.1)
+        left = _alive(seen - {driver.pid})
+    finally:
+        for pid in _alive(seen | {driver.pid}):
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], f"processes left behind {time.monotonic() - t:.1f} s after the driver's SIGKILL: {left}"
