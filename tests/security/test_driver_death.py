@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Callable
 
 from icmlgym.leaderboard import Leaderboard
 from icmlgym.runner.limits import process_tree
@@ -60,28 +61,33 @@ def _alive(pids: set[int]) -> list[int]:
     return out
 
 
-def _kill_mid_sweep(cmd: list[str], env: dict, store: Path, sig: int, wait_for: int) -> None:
-    """Start the sweep, kill its driver with ``sig`` once ``wait_for`` runs are stored, and check that
-    every process it had started is gone."""
+def _kill_when(cmd: list[str], env: dict, ready: Callable[[set[int]], bool], sig: int) -> list[int]:
+    """Start the driver, kill it with ``sig`` once ``ready(processes seen so far)`` (within 60 s), and
+    return the processes it had started that are still alive 10 s later."""
     driver = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     seen: set[int] = set()
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and _stored(store) < wait_for:
+        while time.monotonic() < deadline and not ready(seen):
             seen.update(process_tree(driver.pid))
             time.sleep(0.05)
-        assert _stored(store) >= wait_for, "the sweep stored nothing within 60 s"
+        assert ready(seen), f"the sweep was not ready within 60 s (processes seen: {sorted(seen)})"
         seen.update(process_tree(driver.pid))
-        assert len(seen) > 3  # the driver, its forkserver, workers and their sandboxes
         os.kill(driver.pid, sig)
         driver.wait(timeout=10)
         deadline = time.monotonic() + 10
         while _alive(seen - {driver.pid}) and time.monotonic() < deadline:
             time.sleep(0.1)
-        left = _alive(seen - {driver.pid})
+        return _alive(seen - {driver.pid})
     finally:
         for pid in _alive(seen | {driver.pid}):
             os.kill(pid, signal.SIGKILL)
+
+
+def _kill_mid_sweep(cmd: list[str], env: dict, store: Path, sig: int, wait_for: int) -> None:
+    """Kill the sweep's driver with ``sig`` once ``wait_for`` runs are stored, and check that every
+    process it had started (the driver, its forkserver, workers and their sandboxes) is gone."""
+    left = _kill_when(cmd, env, lambda seen: _stored(store) >= wait_for and len(seen) > 3, sig)
     assert left == [], f"{signal.Signals(sig).name}: processes left behind"
 
 
@@ -127,23 +133,12 @@ def test_a_killed_drivers_workers_end_with_it_not_with_their_runs(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     cmd = [sys.executable, "-m", "icmlgym.cli", "run", "icmlgym/Bandit-v0", "--agent", f"{agent}:Long", "-e", "horizon=60",
            "--seeds", "2", "--workers", "2", "--store", str(tmp_path / "lb.db")]
-    driver = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    seen: set[int] = set()
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(seen) < 4:  # the driver, its fork server, two workers
-            seen.update(process_tree(driver.pid))
-            time.sleep(0.05)
-        assert len(seen) >= 4, f"the workers did not start within 60 s: {seen}"
-        time.sleep(1.0)  # inside their runs
-        seen.update(process_tree(driver.pid))
-        os.kill(driver.pid, signal.SIGKILL)
-        driver.wait(timeout=10)
-        t = time.monotonic()
-        while _alive(seen - {driver.pid}) and time.monotonic() - t < 10:
-            time.sleep(0.1)
-        left = _alive(seen - {driver.pid})
-    finally:
-        for pid in _alive(seen | {driver.pid}):
-            os.kill(pid, signal.SIGKILL)
-    assert left == [], f"processes left behind {time.monotonic() - t:.1f} s after the driver's SIGKILL: {left}"
+    started: dict[str, float] = {}
+
+    def in_their_runs(seen: set[int]) -> bool:  # the driver, its fork server and two workers, a second into their runs
+        if len(seen) >= 4:
+            started.setdefault("t", time.monotonic())
+        return "t" in started and time.monotonic() - started["t"] > 1.0
+
+    left = _kill_when(cmd, env, in_their_runs, signal.SIGKILL)
+    assert left == [], f"processes left behind 10 s after the driver's SIGKILL: {left}"
