@@ -26,6 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.bandit.bernoulli_bandit import BernoulliBanditEnv
+from icmlgym.envs.vector_seeds import sub_env_seeds
 
 
 class BernoulliBanditVectorEnv(VectorEnv):
@@ -59,14 +60,7 @@ class BernoulliBanditVectorEnv(VectorEnv):
         self._ended = True
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]  # Gymnasium's rule for one int
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
+        seeds = sub_env_seeds(seed, self.num_envs)
         for i, s in enumerate(seeds):
             rng, _ = seeding.np_random(s)
             self._draws[:, i] = rng.random(self.horizon)

@@ -31,6 +31,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.fairbandit.fair_linear_bandit import FairLinearBanditEnv
+from icmlgym.envs.vector_seeds import sub_env_seeds
 
 
 class FairLinearBanditVectorEnv(VectorEnv):
@@ -64,14 +65,7 @@ class FairLinearBanditVectorEnv(VectorEnv):
         return {"arms": self._arms, "last_reward": rewards.reshape(self.num_envs, 1).copy()}
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]  # Gymnasium's rule for one int
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
+        seeds = sub_env_seeds(seed, self.num_envs)
         for i, sd in enumerate(seeds):
             rng, _ = seeding.np_random(sd)
             if self.noise == "bernoulli":  # the single env's reset, draw for draw

@@ -32,6 +32,7 @@ from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.games.dynamics import step_size
 from icmlgym.envs.games.vs_ftrl import RepeatedGameVsFTRLEnv
+from icmlgym.envs.vector_seeds import sub_env_seeds
 
 
 class RepeatedGameVsFTRLVectorEnv(VectorEnv):
@@ -81,14 +82,7 @@ class RepeatedGameVsFTRLVectorEnv(VectorEnv):
         }
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]  # Gymnasium's rule for one int
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
+        seeds = sub_env_seeds(seed, self.num_envs)
         s = self.single
         e1 = step_size(s.opponent_eta, s.opponent_schedule, 1)
         n_opp = self.n_players - 1
