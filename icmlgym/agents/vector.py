@@ -14,6 +14,15 @@ Protocol (arrays have the seeds on axis 0)::
     agent.reset(seeds, spec)                 # spec: the single env's AgentSpec
     actions = agent.act(obs, info)           # obs: (N, ...) -> actions: (N, ...)
     agent.update(obs, actions, rewards, next_obs, terminated, truncated, info)
+
+**Seeds that end early.** A vector env with ``ragged_ends = True`` (see
+:mod:`icmlgym.runner.batched`) lets its sub-envs end at different steps. The runner still
+calls ``act`` and ``update`` with all N rows until the last seed ends; once
+``terminated[i] or truncated[i]`` has been true, row ``i`` is padding: the env ignores
+action ``i`` and returns reward 0.0 for it, so a twin may act on it as it likes (it must
+still return an array of N valid actions and not raise), and the generator draws it makes
+for an ended seed do not matter, because the next episode reseeds every seed. A twin whose
+state must not move for ended seeds masks its updates with ``~(terminated | truncated)``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,20 @@ seeds a single run, so each seed's returns, metrics and cost counters equal its
 single run's bit for bit (``tests/core/test_batched.py``). Wall time is the
 batch's divided among its seeds.
 
+**Ragged ends.** By default every sub-env of a batch must end at the same step (a batch
+whose seeds end apart raises, and its tasks run singly). A vector env class that sets the
+class attribute ``ragged_ends = True`` declares that its sub-envs may end at different
+steps, and promises that after sub-env ``i`` ends (terminated or truncated) its ``step``
+ignores action ``i``, returns reward ``0.0`` for it, keeps ``terminated[i]`` and
+``truncated[i]`` as they were at its end, and keeps ``info["metrics"][k][i]`` and
+``info["cost"][k][i]`` (arrays of shape ``(N,)``) at the values of its ending step. The
+runner then keeps a done mask: each seed's ``steps`` and return count up to its own end,
+the episode ends when every seed has ended, and each seed's metrics and cost are read from
+its frozen entries (a seed cut by the tier's ``max_steps`` before its env ended it gets no
+metrics, as in a single run). The agent twin still gets ``act`` and ``update`` for all N
+seeds every step; it must ignore the entries of ended seeds (their actions are discarded;
+any extra draws it makes for them do not matter, since every episode reseeds the agent).
+
 A group falls back to single runs (same records, no speed-up) when the env or
 the agent has no vector form, the agent trains, the env has a time limit from its
 spec, or anything in the batch raises (so failures are recorded exactly as
@@ -107,34 +121,55 @@ def why_not_batched(c: TaskCard, loaded: LoadedAgent) -> str:
 def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, max_steps: int | None) -> list[EpisodeRecord]:
     t0 = time.perf_counter()
     n = len(seeds)
+    ragged = bool(getattr(venv, "ragged_ends", False))
     agent.reset([episode_seed(s, ep, "agent") for s in seeds], spec)
     obs, info = venv.reset(seed=[episode_seed(s, ep, "env") for s in seeds])
     ret = np.zeros(n)
+    lengths = np.zeros(n, dtype=np.int64)  # each seed's steps up to its own end (set when it ends)
+    running = np.ones(n, dtype=bool)
+    env_ended = np.zeros(n, dtype=bool)  # ended by the env (not cut by the runner's max_steps)
+    all_running = True  # until the first seed ends, a step needs no masks
     steps = 0
     act, update, step = agent.act, agent.update, venv.step
     while True:
         actions = act(obs, info)
         next_obs, rewards, terminated, truncated, info = step(actions)
         steps += 1
-        if max_steps is not None and steps >= max_steps:
+        ended = np.logical_or(terminated, truncated)
+        cut = max_steps is not None and steps >= max_steps
+        if cut:
             truncated = np.ones(n, dtype=bool)
         update(obs, actions, rewards, next_obs, terminated, truncated, info)
-        ret += rewards
         obs = next_obs
-        ended = np.count_nonzero(np.logical_or(terminated, truncated))
-        if ended == n:
+        if all_running:
+            ret += rewards
+            n_ended = np.count_nonzero(ended)
+            if not n_ended and not cut:
+                continue
+            if not ragged and n_ended != n and not cut:
+                raise RuntimeError("the sub-envs of a batch ended at different steps; run these seeds singly")
+            all_running = False
+        else:
+            np.add(ret, rewards, out=ret, where=running)  # an ended seed's return stays as it was at its end
+        newly = ended & running
+        lengths[newly] = steps
+        env_ended |= newly
+        running &= ~ended
+        if cut:
+            lengths[running] = steps
+            running[:] = False
+        if not running.any():
             break
-        if ended:
-            raise RuntimeError("the sub-envs of a batch ended at different steps; run these seeds singly")
     wall = (time.perf_counter() - t0) / n
     metrics = info.get("metrics", {})
     cost = info.get("cost", {})
     out = []
     for i in range(n):
-        m = {k: float(v[i]) for k, v in metrics.items() if np.ndim(v) == 1}
+        # a ragged env's seed that the runner cut at max_steps before its end has no end-of-episode metrics (as singly)
+        m = {k: float(v[i]) for k, v in metrics.items() if np.ndim(v) == 1} if not ragged or env_ended[i] else {}
         c = {k: float(v[i]) for k, v in cost.items()}
-        c.setdefault("env_steps", float(steps))
-        out.append(EpisodeRecord(ep, float(ret[i]), steps, m, c, wall))
+        c.setdefault("env_steps", float(lengths[i]))
+        out.append(EpisodeRecord(ep, float(ret[i]), int(lengths[i]), m, c, wall))
     return out
 
 
