@@ -170,3 +170,4 @@ class SinkPredictorAgent(GraphPredictorAgent):
 
     name = "games-sink-predictor"
     predict = staticmethod(predict_sinks)
+    vectorized = "icmlgym.agents.games_vector:VectorGraphPredictorAgent"  # StabilityPrediction-v0, --batch-seeds

@@ -1,4 +1,4 @@
-"""Vector twins of the games family's bandit learners (``games-hedge`` and ``games-exp3`` with Discrete actions).
+"""Vector twins of the games family's agents: the bandit learners and the preference-graph predictors.
 
 Each class plays N seeds of its single agent in lock step and reproduces it seed by
 seed, bit for bit (see :mod:`icmlgym.agents.vector`): the FTRL scores of all seeds are
@@ -8,6 +8,11 @@ action draws come from its own generator in the single agent's order
 a block at a time, the same doubles, and samples by counting ``cdf <= u``).
 Full-information play (a ``Box`` action space) is a multi-agent env's, which the
 batched runner does not batch; the twins refuse it.
+
+:class:`VectorGraphPredictorAgent` (``games-sink-predictor``'s twin; the strict-Nash
+predictor's is in :mod:`icmlgym.baselines.games`) labels the preference graphs of
+StabilityPrediction-v0's N seeds in one array computation
+(:func:`icmlgym.envs.games.basins.predict_sinks_many`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import VectorBaseAgent
+from icmlgym.envs.games.basins import predict_sinks_many
 from icmlgym.envs.games.dynamics import choice_map, step_size
 
 _BLOCK = 1024  # uniforms drawn per generator call (the same stream as one call per round)
@@ -100,4 +106,23 @@ class VectorExp3Agent(VectorFTRLAgent):
         self._single = Exp3Agent(**kwargs)
 
 
-__all__ = ["VectorExp3Agent", "VectorFTRLAgent"]
+class VectorGraphPredictorAgent(VectorBaseAgent):
+    """N seeds of :class:`icmlgym.agents.games.SinkPredictorAgent`: each row of the observations is one seed's graph.
+
+    Subclasses set ``predict_many``: a stack of adjacency matrices ``(N, P, P)`` (bool) ->
+    the labels ``(N, P)`` that the single agent's ``predict`` gives each of them."""
+
+    predict_many = staticmethod(predict_sinks_many)
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        if not isinstance(spec.action_space, gym.spaces.MultiBinary):
+            raise TypeError(f"{type(self).__name__} needs a MultiBinary action space, got {spec.action_space}")
+        self.n = int(np.prod(spec.action_space.shape))
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        adj = np.asarray(obs).reshape(-1, self.n, self.n) > 0.5
+        return type(self).predict_many(adj).astype(np.int8)
+
+
+__all__ = ["VectorExp3Agent", "VectorFTRLAgent", "VectorGraphPredictorAgent"]

@@ -14,7 +14,8 @@ action; the observation is the payoff vector ``u_i(., x_{-i})`` of the last roun
 
 They need full information and raise ``TypeError`` on a ``Discrete`` action space.
 For ``icmlgym/StabilityPrediction-v0``: :class:`StrictNashPredictorAgent`
-(``games-nash-predictor``) labels only the profiles with no outgoing arrow.
+(``games-nash-predictor``) labels only the profiles with no outgoing arrow;
+:class:`VectorStrictNashPredictorAgent` is its vector twin (``--batch-seeds``).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import gymnasium as gym
 import numpy as np
 
 from icmlgym.agents.games import GraphPredictorAgent
+from icmlgym.agents.games_vector import VectorGraphPredictorAgent
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
-from icmlgym.envs.games.basins import predict_strict_nash
+from icmlgym.envs.games.basins import predict_strict_nash, predict_strict_nash_many
 from icmlgym.envs.games.dynamics import softmax
 
 
@@ -132,3 +134,10 @@ class StrictNashPredictorAgent(GraphPredictorAgent):
 
     name = "games-nash-predictor"
     predict = staticmethod(predict_strict_nash)
+    vectorized = "icmlgym.baselines.games:VectorStrictNashPredictorAgent"  # StabilityPrediction-v0, --batch-seeds
+
+
+class VectorStrictNashPredictorAgent(VectorGraphPredictorAgent):
+    """N seeds of :class:`StrictNashPredictorAgent` (the profiles without an outgoing arrow, as one array)."""
+
+    predict_many = staticmethod(predict_strict_nash_many)

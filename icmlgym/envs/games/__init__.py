@@ -78,6 +78,8 @@ CARDS = [
         family="games",
         paper=PAPER,
         entry_point="icmlgym.envs.games.stability_prediction:StabilityPredictionEnv",
+        # N seeds' basin experiments as one stacked FTRL run (the runner's batched mode)
+        vector_entry_point="icmlgym.envs.games.stability_vector:StabilityPredictionVectorEnv",
         kind="single",
         primary_metric="prediction_accuracy",
         direction="max",

@@ -13,6 +13,9 @@ and label each profile as one that can carry long-run play or not:
   the minimal closed sets are the sinks);
 - :func:`predict_strict_nash`: only profiles with no outgoing arrow (pure strict
   Nash equilibria in generic games; misses cycling sinks).
+
+:func:`predict_sinks_many` and :func:`predict_strict_nash_many` label a stack of graphs
+at once (the predictors' vector twins, for the runner's batched seeds).
 """
 
 from __future__ import annotations
@@ -66,11 +69,27 @@ def basin_statistics(
     """Run ``n_runs`` FTRL trajectories from uniformly random mixed strategies and tally the sinks."""
     sinks = list(sink_components(game) if sinks is None else sinks)
     res = run_ftrl(game, rounds, eta=eta, regularizer=regularizer, n_runs=n_runs, seed=seed, tail=tail)
-    mass = set_mass(res.tail_joint, game, sinks)  # (M, S)
+    return tally_basins(game, sinks, res.tail_joint, rounds, threshold, support_tol)
+
+
+def tally_basins(
+    game: NormalFormGame,
+    sinks: Sequence[frozenset[Profile]],
+    tail_joint: np.ndarray,
+    rounds: int,
+    threshold: float = 0.9,
+    support_tol: float = 1e-2,
+) -> BasinStats:
+    """The basin statistics of runs whose tail distributions over profiles are ``tail_joint`` (``(M, P)``).
+
+    What :func:`basin_statistics` reports once its runs are played (the vector form of
+    StabilityPrediction-v0 plays the runs of many games at once and tallies each game here)."""
+    sinks = list(sinks)
+    mass = set_mass(tail_joint, game, sinks)  # (M, S)
     winner = np.where(mass.max(axis=1) >= threshold, mass.argmax(axis=1), -1)
     fractions = np.array([np.mean(winner == k) for k in range(len(sinks))])
-    observed = coverage_mask(res.tail_joint, support_tol).any(axis=0)
-    return BasinStats(sinks, fractions, float(np.mean(winner < 0)), res.tail_joint, observed, rounds)
+    observed = coverage_mask(tail_joint, support_tol).any(axis=0)
+    return BasinStats(sinks, fractions, float(np.mean(winner < 0)), tail_joint, observed, rounds)
 
 
 def predict_sinks(adjacency: np.ndarray | nx.DiGraph) -> np.ndarray:
@@ -95,6 +114,42 @@ def predict_sinks(adjacency: np.ndarray | nx.DiGraph) -> np.ndarray:
         if cond.out_degree(c) == 0:
             out[list(cond.nodes[c]["members"])] = True
     return out
+
+
+# above this many profiles the closure's (P, P) boolean products cost more than networkx's condensation
+_CLOSURE_MAX_PROFILES = 128
+
+
+def _square_adjacencies(adjacency: np.ndarray) -> np.ndarray:
+    adj = np.asarray(adjacency).astype(bool)
+    if adj.ndim != 3 or adj.shape[1] != adj.shape[2]:
+        raise ValueError(f"adjacency must be a stack of square matrices (S, P, P), got shape {adj.shape}")
+    return adj
+
+
+def predict_sinks_many(adjacency: np.ndarray) -> np.ndarray:
+    """Boolean ``(S, P)``: :func:`predict_sinks` of each of ``S`` adjacency matrices ``(S, P, P)``, as arrays.
+
+    A profile lies in a sink component exactly when every profile it reaches reaches it
+    back; reachability is the reflexive transitive closure, by repeated boolean squaring of
+    the whole stack at once (the same labels as the condensation: a property of the graph).
+    Stacks of more than 128 profiles go matrix by matrix through :func:`predict_sinks`."""
+    adj = _square_adjacencies(adjacency)
+    n = adj.shape[1]
+    if n > _CLOSURE_MAX_PROFILES:
+        return np.stack([predict_sinks(a) for a in adj]) if len(adj) else np.zeros((0, n), dtype=bool)
+    reach = adj | np.eye(n, dtype=bool)
+    while True:
+        longer = np.matmul(reach, reach)  # paths of up to twice the length
+        if np.array_equal(longer, reach):
+            break
+        reach = longer
+    return ~np.any(reach & ~reach.transpose(0, 2, 1), axis=2)
+
+
+def predict_strict_nash_many(adjacency: np.ndarray) -> np.ndarray:
+    """Boolean ``(S, P)``: :func:`predict_strict_nash` of each of ``S`` adjacency matrices ``(S, P, P)``."""
+    return ~_square_adjacencies(adjacency).any(axis=2)
 
 
 def predict_strict_nash(adjacency: np.ndarray | nx.DiGraph) -> np.ndarray:
