@@ -1,6 +1,6 @@
 """Hot paths against their limits (issue #26's table), ours and the limit interleaved in one run.
 
-    python benchmarks/limits.py [--rows bandit,...,process_cpu,crafter] [--repeats 5] [--json out.json]
+    python benchmarks/limits.py [--rows bandit,...,process_cpu,crafter] [--repeats 5] [--envs ..] [--agents ..] [--json out.json]
 
 Each row times our path and its limit (the same computation as plain numpy, or the
 reference library) alternately, ``--repeats`` times, and reports the ratio
@@ -220,8 +220,11 @@ def row_batched(args) -> list[dict]:
     entries += [("icmlgym/RepeatedGameVsFTRL-v0", a) for a in ("games-exp3", "ucb1", "random")]
     entries += [("icmlgym/FairLinearBandit-v0", a) for a in
                 ("fairbandit-fairlin-ucb", "fairbandit-linucb", "fairbandit-etc", "fairbandit-fairlin-pe", "fairbandit-linnash", "random")]
+    entries += [("icmlgym/StabilityPrediction-v0", a) for a in ("games-sink-predictor", "games-nash-predictor", "random")]
     if args.agents:
         entries = [(e, a) for e, a in entries if a in args.agents.split(",")]
+    if args.envs:
+        entries = [(e, a) for e, a in entries if e.split("/")[1] in args.envs.split(",")]
     for env_id, agent in entries:
         tasks = make_tasks(env_id, agent, seeds=64, tier="smoke")
         execute_batch(tasks[:2])
@@ -559,6 +562,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default=",".join(ROW_NAMES))
     ap.add_argument("--agents", default="", help="batched row: only these agents (comma-separated; default all)")
+    ap.add_argument("--envs", default="", help="batched row: only these envs (names without the namespace, comma-separated)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=20_000, help="bandit steps per episode")
     ap.add_argument("--rounds", type=int, default=5_000, help="Hedge rounds")
