@@ -35,6 +35,7 @@ class JointFTRLAgent:
     """
 
     multi_agent = True
+    vectorized = "icmlgym.agents.games_vector:VectorJointFTRLAgent"  # N seeds of RepeatedGame-v0, for --batch-seeds
 
     def __init__(self, **kwargs: Any) -> None:
         FTRLAgent(**kwargs)  # the same argument errors, at construction

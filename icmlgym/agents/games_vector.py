@@ -26,7 +26,8 @@ import numpy as np
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import VectorBaseAgent
 from icmlgym.envs.games.basins import predict_sinks_many
-from icmlgym.envs.games.dynamics import choice_map, step_size
+from icmlgym.envs.games.dynamics import choice_map, softmax, step_size
+from icmlgym.envs.games.stability_vector import softmax_rows
 
 _BLOCK = 1024  # uniforms drawn per generator call (the same stream as one call per round)
 
@@ -125,4 +126,49 @@ class VectorGraphPredictorAgent(VectorBaseAgent):
         return type(self).predict_many(adj).astype(np.int8)
 
 
-__all__ = ["VectorExp3Agent", "VectorFTRLAgent", "VectorGraphPredictorAgent"]
+class VectorJointFTRLAgent:
+    """N seeds of :class:`icmlgym.agents.games_joint.JointFTRLAgent`: every seed's players as one ``(N, players, n)`` array.
+
+    The multi-agent vector protocol of RepeatedGame-v0's vector form
+    (:class:`icmlgym.envs.games.repeated_vector.RepeatedGameVectorEnv`): ``reset(seeds, specs)``
+    with the single env's per-player specs, ``act`` maps observations ``(N, players, n)`` to
+    mixed strategies of that shape, ``update`` adds the observed payoff vectors. Each seed
+    is reset by its own ``JointFTRLAgent`` (the per-player seeds and initial scores of the
+    single run), and a round is one choice map and one addition over all seeds' scores,
+    row by row the single agent's. Full information with equal action counts only (what
+    ``JointFTRLAgent`` plays as one array); anything else raises ``TypeError``, and the
+    runner plays those seeds singly.
+    """
+
+    multi_agent = True
+
+    def __init__(self, **kwargs: Any) -> None:
+        from icmlgym.agents.games_joint import JointFTRLAgent
+
+        JointFTRLAgent(**kwargs)  # the same argument errors, at construction
+        self._cls, self.kwargs = JointFTRLAgent, kwargs
+
+    def reset(self, seeds: Sequence[int], specs: dict[str, AgentSpec]) -> None:
+        rows = []
+        for seed in seeds:
+            one = self._cls(**self.kwargs)
+            one.reset(seed, specs)
+            if not one.joint:
+                raise TypeError(f"{type(self).__name__} batches full-information FTRL with equal action counts only")
+            rows.append(one.scores)
+        self.ids = list(specs)
+        self.Q = softmax_rows if one.Q is softmax else one.Q  # the same values, as column operations
+        self._eta, self.schedule = one._eta, one.schedule
+        self.scores = np.stack(rows)
+        self.t = 0
+
+    def act(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        self._x = self.Q(step_size(self._eta, self.schedule, self.t + 1) * self.scores)
+        return self._x.astype(np.float32)
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        self.t += 1
+        self.scores = self.scores + np.asarray(next_obs, dtype=np.float64)
+
+
+__all__ = ["VectorExp3Agent", "VectorFTRLAgent", "VectorGraphPredictorAgent", "VectorJointFTRLAgent"]

@@ -25,6 +25,12 @@ metrics, as in a single run). The agent twin still gets ``act`` and ``update`` f
 seeds every step; it must ignore the entries of ended seeds (their actions are discarded;
 any extra draws it makes for them do not matter, since every episode reseeds the agent).
 
+**Multi-agent envs** (PettingZoo Parallel) batch when the card's vector env stacks each
+seed's players on axis 1 and the agent's joint twin (what a single run plays,
+:func:`icmlgym.agents.multi.lift`) declares a ``vectorized`` twin over seeds: the episode
+loop is :func:`icmlgym.runner.batched_multi.multi_episode` (RepeatedGame-v0 with
+``games-hedge`` / ``games-ftrl-euclidean``, ``tests/games/test_repeated_vector.py``).
+
 A group falls back to single runs (same records, no speed-up) when the env or
 the agent has no vector form, the agent trains, the env has a time limit from its
 spec, or anything in the batch raises (so failures are recorded exactly as
@@ -48,7 +54,9 @@ from icmlgym.agents.vector import vector_class
 from icmlgym.catalog import TaskCard, card
 from icmlgym.envs import register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
+from icmlgym.redaction import redact
 from icmlgym.runner import provenance
+from icmlgym.runner.batched_multi import multi_episode, multi_specs, multi_vector_class
 from icmlgym.runner.loop import execute
 from icmlgym.runner.task import RunTask, add_cost, agent_meta, base_record, ensure_registered, task_env_kwargs
 from icmlgym.runner.record import EpisodeRecord, RunRecord
@@ -104,14 +112,14 @@ def _vector_env_class(c: TaskCard) -> Any:
 
 def why_not_batched(c: TaskCard, loaded: LoadedAgent) -> str:
     """Empty when tasks of this env and agent can run batched, else the reason they cannot."""
-    if c.kind != "single":
-        return f"{c.id} is a multi-agent env"
     if not c.vector_entry_point:
         return f"{c.id} has no vector_entry_point"
-    spec = gym.spec(c.id)
-    if spec.max_episode_steps is not None:
+    if c.kind == "multi":  # the players stacked per seed (runner/batched_multi.py)
+        if multi_vector_class(loaded.cls) is None:
+            return f"agent {loaded.name!r} declares no vectorized twin of its joint form"
+    elif gym.spec(c.id).max_episode_steps is not None:
         return f"{c.id} has a time limit from its spec"
-    if vector_class(loaded.cls) is None:
+    elif vector_class(loaded.cls) is None:
         return f"agent {loaded.name!r} declares no vectorized twin"
     if callable(getattr(loaded.cls, "train", None)):
         return f"agent {loaded.name!r} trains"
@@ -206,16 +214,23 @@ def _execute_batch(tasks: list[RunTask], ctx: RunContext) -> list[RunRecord] | N
         tier = c.tier(first.tier)
         kwargs = task_env_kwargs(c, first)
         venv = _vector_env_class(c)(num_envs=len(tasks), **kwargs)
-        agent = vector_class(loaded.cls)(**loaded.kwargs)
-        spec = AgentSpec(c.id, venv.single_observation_space, venv.single_action_space, c, kwargs, first.tier, 0, None, first.device)
+        if c.kind == "multi":
+            agent = multi_vector_class(loaded.cls)(**loaded.kwargs)  # type: ignore[misc]
+            spec: Any = multi_specs(c, venv, kwargs, first.tier, first.device)
+            env_spec = {"id": c.id, "kwargs": redact(kwargs), "entry_point": c.entry_point}  # a PettingZoo env has no spec
+            episode = multi_episode
+        else:
+            agent = vector_class(loaded.cls)(**loaded.kwargs)
+            spec = AgentSpec(c.id, venv.single_observation_space, venv.single_action_space, c, kwargs, first.tier, 0, None, first.device)
+            env_spec = {"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point, "max_episode_steps": None}
+            episode = _batched_episode
         meta = agent_meta(loaded, c)  # one agent, one env: hash their code once for the whole batch
         records = [base_record(t, None, meta=meta) for t in tasks]
-        env_spec = {"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point, "max_episode_steps": None}
         seeds = [int(t.seed) for t in tasks]
         n_episodes = first.episodes if first.episodes is not None else tier.episodes
         for ep in range(n_episodes):
             spec = with_episode(spec, ep)
-            for rec, e in zip(records, _batched_episode(venv, agent, seeds, spec, ep, tier.max_steps)):
+            for rec, e in zip(records, episode(venv, agent, seeds, spec, ep, tier.max_steps)):
                 rec.episodes.append(e)
         venv.close()
         device = {**provenance.device_info(first.device), "determinism": determinism()}

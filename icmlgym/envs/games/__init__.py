@@ -24,6 +24,8 @@ CARDS = [
         family="games",
         paper=PAPER,
         entry_point="icmlgym.envs.games.repeated_game:RepeatedGameEnv",
+        # N seeds' rounds as (N, players, actions) arrays (the runner's batched mode; full information)
+        vector_entry_point="icmlgym.envs.games.repeated_vector:RepeatedGameVectorEnv",
         kind="multi",
         primary_metric="external_regret",
         direction="min",

@@ -86,7 +86,7 @@ def _row_sum(e: np.ndarray) -> np.ndarray:
     return np.add.reduce(e, axis=-1)
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
+def softmax_rows(z: np.ndarray) -> np.ndarray:
     """:func:`icmlgym.envs.games.dynamics.softmax`'s values over the last axis (the maximum is exact in any order)."""
     top = z[..., 0]
     for k in range(1, z.shape[-1]):
@@ -123,7 +123,7 @@ def stacked_tail_joint(
         raise ValueError(f"every game must have the action counts {na}, got {sorted({g.n_actions for g in games})}")
     if len(init_strategies) != len(games):
         raise ValueError(f"need one list of initial strategies per game ({len(games)}), got {len(init_strategies)}")
-    Q = _softmax if regularizer == "entropic" else choice_map(regularizer)
+    Q = softmax_rows if regularizer == "entropic" else choice_map(regularizer)
     n, width, n_seeds = len(na), max(na), len(games)
     m = int(np.asarray(init_strategies[0][0]).shape[0])
     e1 = step_size(eta, "constant", 1)
@@ -284,4 +284,4 @@ class StabilityPredictionVectorEnv(VectorEnv):
         self.single.close()
 
 
-__all__ = ["StabilityPredictionVectorEnv", "stacked_tail_joint"]
+__all__ = ["StabilityPredictionVectorEnv", "softmax_rows", "stacked_tail_joint"]
