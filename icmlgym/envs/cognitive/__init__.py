@@ -52,6 +52,8 @@ def _task_card(env_name: str, task: str, description: str) -> TaskCard:
         family="cognitive",
         paper=PAPER,
         entry_point="icmlgym.envs.cognitive.task_env:CognitiveTaskEnv",
+        # N seeds in one array (the runner's batched mode): gym.make_vec(..., vectorization_mode="vector_entry_point")
+        vector_entry_point="icmlgym.envs.cognitive.vector:CognitiveTaskVectorEnv",
         kind="single",
         primary_metric="accuracy",
         direction="max",
