@@ -34,10 +34,66 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.cognitive.task_env import CognitiveTaskEnv
-from icmlgym.envs.cognitive.tasks import TrialBatch
+from icmlgym.envs.cognitive.tasks import CognitiveTask, GoNoGo, TrialBatch
 from icmlgym.envs.vector_seeds import sub_env_seeds
 
 _METRICS = ("accuracy", "abort_rate", "reward_per_trial")
+
+
+def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator]) -> TrialBatch:
+    """``n`` trials per generator in one batch: rows ``g * n`` to ``(g + 1) * n`` are ``task.batch(n, rngs[g])``.
+
+    Each generator makes the draws :meth:`~icmlgym.envs.cognitive.tasks.CognitiveTask.batch` makes, in its
+    order (the task's conditions, its durations, then the input noise for that block's longest trial); the
+    noiseless inputs and the targets are then computed once for all blocks with the task's own ``_fill``,
+    elementwise as ``batch`` computes them, so every block equals its ``batch`` call bit for bit on the
+    block's steps (padded to the longest trial of all blocks; ``tests/cognitive/test_vector.py``). One call
+    instead of ``len(rngs)`` calls of ``batch``: the same arrays, a tenth of the Python overhead.
+    """
+    if n < 1 or not len(rngs):
+        raise ValueError(f"trial_blocks needs n >= 1 and at least one generator, got n={n} and {len(rngs)} generators")
+    noisy = task.sigma > 0 and bool(task.noisy_periods)
+    scale = np.float32(task.sigma / np.sqrt(task.dt))
+    conds, lens, noises = [], [], []
+    for rng in rngs:  # batch()'s draws, block by block
+        cond = task._conditions(rng, n)
+        task._derive(cond)
+        dur = task._durations(rng, n, cond)
+        block = np.stack([task.steps(dur[p]) for p in task.period_names], axis=1)  # (n, P)
+        if noisy:
+            noises.append(rng.standard_normal((n, int(block.sum(axis=1).max()), len(task.noisy_channels))).astype(np.float32) * scale)
+        conds.append(cond)
+        lens.append(block)
+    cond = {k: np.concatenate([c[k] for c in conds]) for k in conds[0]}
+    lens_all = np.concatenate(lens)
+    ends = np.cumsum(lens_all, axis=1)
+    starts = ends - lens_all
+    lengths = ends[:, -1]
+    t_max = int(lengths.max())
+    t = np.arange(t_max)
+    periods = {p: np.stack([starts[:, k], ends[:, k]], axis=1) for k, p in enumerate(task.period_names)}
+
+    def where(period: str) -> np.ndarray:
+        s, e = periods[period][:, 0:1], periods[period][:, 1:2]
+        return (t[None, :] >= s) & (t[None, :] < e)
+
+    total = n * len(rngs)
+    inputs = np.zeros((total, t_max, task.n_input), dtype=np.float32)
+    targets = np.zeros((total, t_max), dtype=np.int64)
+    inputs[:, :, 0] = t[None, :] < periods[task.response_period][:, 0:1]
+    task._fill(inputs, targets, where, cond, periods)
+    if noisy:
+        mask = np.zeros((total, t_max), dtype=bool)
+        for p in task.noisy_periods:
+            mask |= where(p)
+        noise = np.zeros((total, t_max, len(task.noisy_channels)), dtype=np.float32)
+        for g, block in enumerate(noises):
+            noise[g * n : (g + 1) * n, : block.shape[1]] = block
+        inputs[:, :, list(task.noisy_channels)] += noise * mask[:, :, None]
+    alive = t[None, :] < lengths[:, None]
+    inputs *= alive[:, :, None]
+    targets[~alive] = -1
+    return TrialBatch(inputs, targets, where(task.response_period), lengths, periods, cond, task.name, task.dt)
 
 
 class CognitiveTaskVectorEnv(VectorEnv):
@@ -63,112 +119,106 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._n_actions = int(self.task.n_actions)
+        self._n_actions_u = np.uint64(self._n_actions)
         self._abort = self.task.rewards["abort"]
+        self._rewards = self.task.rewards
+        # the rules written elementwise here (the base class's, go/no-go's) are applied to all sub-envs at once;
+        # a task with rules of its own (interval timing's graded reward, any subclass) is scored sub-env by sub-env
+        cls = type(self.task)
+        self._response_rule = {CognitiveTask.response_reward: "base", GoNoGo.response_reward: "go_nogo"}.get(cls.response_reward, "")
+        self._end_rule = {CognitiveTask.end_reward: "base", GoNoGo.end_reward: "go_nogo"}.get(cls.end_reward, "")
         self._rows = np.arange(self.num_envs)
         self._shape = (self.num_envs,)
-        self._batches: list[TrialBatch] = []
+        self._trials: TrialBatch | None = None
         self._ended = True
         self._reset_once = False
 
     # --- Gymnasium API ---------------------------------------------------------------
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None):
         n, k = self.num_envs, self.trials_per_episode
-        self._batches = []
-        for s in sub_env_seeds(seed, n):
-            rng, _ = seeding.np_random(s)  # what gym.Env.reset(seed=s) makes the single env's np_random
-            self._batches.append(self.task.batch(k, rng))
-        length = max(b.inputs.shape[1] for b in self._batches)
-        self._len = length
-        inputs = np.zeros((n, k, length, self.task.n_input), dtype=np.float32)
-        targets = np.zeros((n, k, length), dtype=np.int64)
-        # the period of every step: the index in the task's period dict of the first period holding it
-        # (the single env's _period_now), -1 where none does; names[-1] is ""
-        period_names = list(self._batches[0].periods)
-        self._period_names = np.array(period_names + [""], dtype=object)
-        pid = np.full((n, k, length), -1, dtype=np.int8)
-        t = np.arange(length)
-        for i, b in enumerate(self._batches):
-            tb = b.inputs.shape[1]
-            inputs[i, :, :tb] = b.inputs
-            targets[i, :, :tb] = b.targets
-            for p in reversed(period_names):  # the first matching period wins, as in the single env's loop
-                se = b.periods[p]
-                pid[i][(t[None, :] >= se[:, 0:1]) & (t[None, :] < se[:, 1:2])] = period_names.index(p)
-        self._inputs = inputs.reshape(n * k * length, -1)
-        self._targets = targets.reshape(-1)
-        self._pid = pid.reshape(-1)
-        self._lengths = np.stack([b.lengths for b in self._batches]).reshape(-1)  # (n * k,)
-        self._fix = period_names.index("fixation") if "fixation" in period_names else -2
-        self._resp = period_names.index(self.task.response_period)
+        # what gym.Env.reset(seed=s) makes each single env's np_random, then its reset's task.batch(k, np_random)
+        self._trials = b = trial_blocks(self.task, k, [seeding.np_random(s)[0] for s in sub_env_seeds(seed, n)])
+        length = self._len = b.inputs.shape[1]
+        # the period of every step: the index (in the task's period order) of the first period holding it, as
+        # the single env's _period_now finds it; -1 where none does (names[-1] is "")
+        names = list(b.periods)
+        self._period_names = np.array(names + [""], dtype=object)
+        se = np.stack([b.periods[p] for p in names], axis=-1)  # (n * k, 2, P)
+        t = np.arange(length)[None, :, None]
+        holds = (t >= se[:, None, 0, :]) & (t < se[:, None, 1, :])  # (n * k, L, P)
+        self._pid = np.where(holds.any(axis=-1), np.argmax(holds, axis=-1), -1).astype(np.intp).reshape(-1)
+        self._inputs = b.inputs.reshape(n * k * length, -1)
+        self._targets = b.targets.reshape(-1)
+        self._lengths = b.lengths.astype(np.int64).reshape(n, k)
+        # [start, end) of every trial's periods as Python ints, for the rules called sub-env by sub-env
+        self._period_lists = {p: se.tolist() for p, se in b.periods.items()} if not self._response_rule else {}
+        self._fix = names.index("fixation") if "fixation" in names else -2
+        self._resp = names.index(self.task.response_period)
         self._trial = np.zeros(n, dtype=np.int64)
         self._t = np.zeros(n, dtype=np.int64)
         self._base = self._rows * (k * length)  # the flat index of sub-env i's trial 0, step 0
+        self._flat = self._base.copy()  # the flat index of every sub-env's current (trial, step)
+        self._trial_len = self._lengths[:, 0].copy()  # every sub-env's current trial length
         self._steps = np.zeros(n, dtype=np.int64)
         self._done_trials = np.zeros(n, dtype=np.int64)
         self._correct = np.zeros((n, k), dtype=bool)
         self._aborted = np.zeros((n, k), dtype=bool)
         self._reward = np.zeros(n)
         self._active = np.ones(n, dtype=bool)
+        self._all_active = True
         self._terminated = np.zeros(n, dtype=bool)
         self._false = np.zeros(n, dtype=bool)
         self._false.flags.writeable = False
+        self._no_trial_end = self._false
         self._metrics: dict[str, np.ndarray] | None = None
         self._ended = False
         self._reset_once = True
-        flat = self._base
-        info = self._info(flat, np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+        info = self._info(self._pid[self._flat], self._false, self._false)
         del info["new_trial"], info["trial_correct"]  # the single env's reset info has neither
-        return self._inputs[flat], info
+        return self._inputs[self._flat], info
 
     def step(self, actions: Any):
         if not self._reset_once:
             raise RuntimeError("call reset() before step()")
-        a = np.asarray(actions)
-        active = self._active
-        if a.shape != self._shape or a.dtype.kind not in "iu" or not self._in_range(a, active):
+        a = actions if type(actions) is np.ndarray else np.asarray(actions)
+        if a.shape != self._shape or not self._in_range(a):
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         if self._ended:
             raise RuntimeError("step() called after the episodes ended; call reset()")
-        k, length = self.trials_per_episode, self._len
-        trial, t = self._trial, self._t
-        flat = self._base + trial * length + t
+        active, flat, trial, t = self._active, self._flat, self._trial, self._t
         pid = self._pid[flat]
-        moves = active & (a != 0)
+        moves = a != 0
+        if not self._all_active:
+            moves &= active  # an ended sub-env's action is ignored
         reward = np.zeros(self.num_envs)
         aborts = moves & (pid == self._fix)
-        if aborts.any():
+        if np.count_nonzero(aborts):
             reward[aborts] += self._abort
             self._aborted[self._rows[aborts], trial[aborts]] = True
-        trial_over = np.zeros(self.num_envs, dtype=bool)
-        for i in np.flatnonzero(moves & (pid == self._resp)).tolist():  # answers: the task's own rule, sub-env by sub-env
-            b, j, ti = self._batches[i], int(trial[i]), int(t[i])
-            periods = {p: (int(se[j, 0]), int(se[j, 1])) for p, se in b.periods.items()}
-            r, over, correct = self.task.response_reward(int(a[i]), int(self._targets[flat[i]]), ti, periods, self._cond(i, j))
-            reward[i] += r
-            self._correct[i, j] = correct
-            trial_over[i] = over
-        self._steps += active
-        t += active
-        run_out = active & ~trial_over & (t >= self._lengths[self._rows * k + trial])
-        for i in np.flatnonzero(run_out).tolist():
-            j = int(trial[i])
-            r, correct = self.task.end_reward(self._cond(i, j))
-            reward[i] += r
-            self._correct[i, j] = correct
-        trial_over |= run_out
+        answers = moves & (pid == self._resp)
+        trial_over = self._answer(answers, a, flat, reward) if np.count_nonzero(answers) else self._false
+        if self._all_active:
+            self._steps += 1
+            t += 1
+            flat += 1
+        else:
+            self._steps += active
+            t += active
+            flat += active
+        run_out = t >= self._trial_len  # an ended sub-env's t stays below its last trial's length
+        if trial_over is not self._false:
+            run_out &= ~trial_over
+        if np.count_nonzero(run_out):
+            self._run_out(run_out, reward)
+            trial_over = run_out if trial_over is self._false else trial_over | run_out
         self._reward += reward
-        correct_now = self._correct[self._rows, trial] & trial_over
-        if trial_over.any():
-            self._done_trials += trial_over
-            last = trial_over & (trial + 1 >= k)
-            more = trial_over & ~last
-            trial += more
-            t[more] = 0
-            if last.any():
-                t[last] = self._lengths[self._rows[last] * k + trial[last]] - 1  # the last observation repeats
-                self._end(last)
-        flat = self._base + trial * length + t
-        info = self._info(flat, trial_over, correct_now)
+        if trial_over is self._false:
+            correct_now = self._false
+        else:
+            correct_now = self._correct[self._rows, trial] & trial_over
+            self._next_trial(trial_over)
+            flat = self._flat
+        info = self._info(self._pid[flat], trial_over, correct_now)
         if self._metrics is not None:
             info["metrics"] = {m: v.copy() for m, v in self._metrics.items()}
         return self._inputs[flat], reward, self._terminated.copy(), self._false, info
@@ -177,38 +227,96 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self.single.close()
 
     # --- helpers -----------------------------------------------------------------------
-    def _end(self, last: np.ndarray) -> None:
-        """Sub-envs ``last`` ended this step: their metrics, as the single env computes them."""
+    def _answer(self, answers: np.ndarray, a: np.ndarray, flat: np.ndarray, reward: np.ndarray) -> np.ndarray:
+        """Sub-envs ``answers`` answered (a non-fixate action in the response period): the task's response rule.
+
+        Adds the rule's reward to ``reward``, records correctness, returns the sub-envs whose trial ends."""
+        over = np.zeros(self.num_envs, dtype=bool)
+        rows = np.flatnonzero(answers)
+        trial = self._trial
+        if self._response_rule:  # every answer ends the trial; correct: the target action (go/no-go: a go trial)
+            target = self._targets[flat[rows]]
+            hit = a[rows] == target if self._response_rule == "base" else target == 1
+            reward[rows] += np.where(hit, self._rewards["correct"], self._rewards["fail"])
+            self._correct[rows, trial[rows]] = hit
+            over[rows] = True
+            return over
+        for i in rows.tolist():  # the task's own rule, sub-env by sub-env
+            j, ti = int(trial[i]), int(self._t[i])
+            row = i * self.trials_per_episode + j
+            periods = {p: (se[row][0], se[row][1]) for p, se in self._period_lists.items()}
+            r, over[i], self._correct[i, j] = self.task.response_reward(int(a[i]), int(self._targets[flat[i]]), ti, periods, self._cond(i, j))
+            reward[i] += r
+        return over
+
+    def _run_out(self, rows_mask: np.ndarray, reward: np.ndarray) -> None:
+        """Sub-envs ``rows_mask`` passed their trial's last step without an answer: the task's end rule."""
+        rows = np.flatnonzero(rows_mask)
+        trial = self._trial
+        if self._end_rule == "base":  # 0.0, wrong
+            reward[rows] += 0.0
+            self._correct[rows, trial[rows]] = False
+        elif self._end_rule == "go_nogo":  # a missed go: the miss penalty, wrong; a withheld no-go: 0.0, correct
+            go = self._trials.conditions["ground_truth"][rows * self.trials_per_episode + trial[rows]] == 1
+            reward[rows] += np.where(go, self._rewards["miss"], 0.0)
+            self._correct[rows, trial[rows]] = ~go
+        else:
+            for i in rows.tolist():
+                j = int(trial[i])
+                r, self._correct[i, j] = self.task.end_reward(self._cond(i, j))
+                reward[i] += r
+
+    def _next_trial(self, over: np.ndarray) -> None:
+        """Sub-envs ``over`` finished a trial: count it, then the next trial's first step, or the episode's end."""
+        self._done_trials += over
+        rows = np.flatnonzero(over)
+        nxt = self._trial[rows] + 1
+        if nxt.max() >= self.trials_per_episode:  # some episodes end: the last observation repeats the trial's last step
+            last = rows[nxt >= self.trials_per_episode]
+            self._t[last] = self._trial_len[last] - 1
+            self._flat[last] = self._base[last] + self._trial[last] * self._len + self._t[last]
+            self._end(last)
+            keep = nxt < self.trials_per_episode
+            rows, nxt = rows[keep], nxt[keep]
+        self._trial[rows] = nxt
+        self._t[rows] = 0
+        self._flat[rows] = self._base[rows] + nxt * self._len
+        self._trial_len[rows] = self._lengths[rows, nxt]
+
+    def _end(self, rows: np.ndarray) -> None:
+        """Sub-envs ``rows`` ended this step: their metrics, as the single env computes them."""
         if self._metrics is None:
             self._metrics = {m: np.full(self.num_envs, np.nan) for m in _METRICS}
-        rows = np.flatnonzero(last)
         self._metrics["accuracy"][rows] = self._correct[rows].mean(axis=1)
         self._metrics["abort_rate"][rows] = self._aborted[rows].mean(axis=1)
         self._metrics["reward_per_trial"][rows] = self._reward[rows] / self.trials_per_episode
         self._active[rows] = False
+        self._all_active = False
         self._terminated[rows] = True
-        self._ended = not self._active.any()
+        self._ended = not np.count_nonzero(self._active)
 
     def _cond(self, i: int, j: int) -> dict[str, Any]:
         """Trial ``j``'s variables of sub-env ``i`` (the single env's ``_cond``)."""
-        return {k: v[j] for k, v in self._batches[i].conditions.items()}
+        row = i * self.trials_per_episode + j
+        return {k: v[row] for k, v in self._trials.conditions.items()}
 
-    def _info(self, flat: np.ndarray, new_trial: np.ndarray, trial_correct: np.ndarray) -> dict[str, Any]:
+    def _info(self, pid: np.ndarray, new_trial: np.ndarray, trial_correct: np.ndarray) -> dict[str, Any]:
         return {
             "cost": {"env_steps": self._steps.copy(), "trials": self._done_trials.copy()},
             "trial": self._trial.copy(),
-            "period": self._period_names[self._pid[flat]].tolist(),
+            "period": self._period_names[pid].tolist(),
             "new_trial": new_trial,
             "trial_correct": trial_correct,
         }
 
-    def _in_range(self, a: np.ndarray, active: np.ndarray) -> bool:
+    def _in_range(self, a: np.ndarray) -> bool:
         """Every running sub-env's action an integer in ``[0, n_actions)`` (ended sub-envs' actions are ignored)."""
-        if a.size == 0:
-            return True
-        if a.dtype == np.int64:
-            return not np.count_nonzero(active & (a.view(np.uint64) >= np.uint64(self._n_actions)))
-        live = a[active]
+        if a.dtype == np.int64:  # one comparison: negatives read as huge unsigned
+            bad = a.view(np.uint64) >= self._n_actions_u
+            return not (np.count_nonzero(bad) and np.count_nonzero(bad & self._active))
+        if a.dtype.kind not in "iu":
+            return False
+        live = a[self._active]
         return live.size == 0 or (int(live.min()) >= 0 and int(live.max()) < self._n_actions)
 
 
