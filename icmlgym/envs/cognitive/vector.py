@@ -34,7 +34,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.cognitive.task_env import CognitiveTaskEnv
-from icmlgym.envs.cognitive.tasks import CognitiveTask, GoNoGo, TrialBatch
+from icmlgym.envs.cognitive.tasks import CognitiveTask, GoNoGo, IntervalTiming, TrialBatch
 from icmlgym.envs.vector_seeds import sub_env_seeds
 
 _METRICS = ("accuracy", "abort_rate", "reward_per_trial")
@@ -125,7 +125,8 @@ class CognitiveTaskVectorEnv(VectorEnv):
         # the rules written elementwise here (the base class's, go/no-go's) are applied to all sub-envs at once;
         # a task with rules of its own (interval timing's graded reward, any subclass) is scored sub-env by sub-env
         cls = type(self.task)
-        self._response_rule = {CognitiveTask.response_reward: "base", GoNoGo.response_reward: "go_nogo"}.get(cls.response_reward, "")
+        self._response_rule = {CognitiveTask.response_reward: "base", GoNoGo.response_reward: "go_nogo",
+                               IntervalTiming.response_reward: "interval_timing"}.get(cls.response_reward, "")
         self._end_rule = {CognitiveTask.end_reward: "base", GoNoGo.end_reward: "go_nogo"}.get(cls.end_reward, "")
         self._rows = np.arange(self.num_envs)
         self._shape = (self.num_envs,)
@@ -234,6 +235,10 @@ class CognitiveTaskVectorEnv(VectorEnv):
         over = np.zeros(self.num_envs, dtype=bool)
         rows = np.flatnonzero(answers)
         trial = self._trial
+        if self._response_rule == "interval_timing":
+            self._timed_answer(rows, reward)
+            over[rows] = True
+            return over
         if self._response_rule:  # every answer ends the trial; correct: the target action (go/no-go: a go trial)
             target = self._targets[flat[rows]]
             hit = a[rows] == target if self._response_rule == "base" else target == 1
@@ -248,6 +253,21 @@ class CognitiveTaskVectorEnv(VectorEnv):
             r, over[i], self._correct[i, j] = self.task.response_reward(int(a[i]), int(self._targets[flat[i]]), ti, periods, self._cond(i, j))
             reward[i] += r
         return over
+
+    def _timed_answer(self, rows: np.ndarray, reward: np.ndarray) -> None:
+        """Interval timing's rule for the goes of sub-envs ``rows``: the error of the produced interval against the
+        task's margin, as :meth:`~icmlgym.envs.cognitive.tasks.IntervalTiming.response_reward` computes it (its
+        float arithmetic elementwise; the graded reward's power in Python floats, as the single env takes it)."""
+        task, trial = self.task, self._trial
+        cell = rows * self.trials_per_episode + trial[rows]
+        t_prod = (self._t[rows] - self._trials.periods["set"][cell, 0]) * task.dt  # ms from the set cue's onset
+        prod = self._trials.conditions["production"][cell]
+        err = np.abs(t_prod - prod)
+        margin = task.margin(prod)
+        hit = ~(err > margin)
+        correct, fail = task.rewards["correct"], task.rewards["fail"]
+        reward[rows] += [max(0.1, (1.0 - x) ** 1.5) * correct if h else fail for x, h in zip((err / margin).tolist(), hit.tolist())]
+        self._correct[rows, trial[rows]] = hit
 
     def _run_out(self, rows_mask: np.ndarray, reward: np.ndarray) -> None:
         """Sub-envs ``rows_mask`` passed their trial's last step without an answer: the task's end rule."""
