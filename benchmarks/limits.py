@@ -12,7 +12,11 @@ shared. Rows:
   loop with the same agent logic and the same random streams (random, UCB1,
   Thompson), and against a Gymnasium loop of the same agent (``gym.make`` env).
 - ``batched``: 64 seeds of an entry as 64 single runs (in process) against one
-  batched run (``batch_seeds``); a throughput ratio, not a limit.
+  batched run (``batch_seeds``); a throughput ratio, not a limit. Entries: Bandit,
+  RepeatedGameVsFTRL, FairLinearBandit and the six cognitive task envs (``random``).
+- ``batched_trained``: the cognitive envs' agents that train (RNN policy, SB3 PPO), run
+  singly: the share of a run its evaluation takes, the most a batched evaluation could
+  save; and whether a stacked RNN step equals N single ones bit for bit.
 - ``hedge``: Hedge on a 3-player, 10-action game, RepeatedGame-v0 with
   ``games-hedge`` through the runner (episode time; the rounds alone, the episode
   minus its end-of-episode metrics; and the whole run with the env's construction)
@@ -48,7 +52,7 @@ from typing import Callable
 
 import numpy as np
 
-ROW_NAMES = ("bandit", "batched", "hedge", "sketch", "fairlin", "process", "process_min", "process_cpu", "crafter")
+ROW_NAMES = ("bandit", "batched", "batched_trained", "hedge", "sketch", "fairlin", "process", "process_min", "process_cpu", "crafter")
 
 
 def load() -> str:
@@ -221,6 +225,9 @@ def row_batched(args) -> list[dict]:
     entries += [("icmlgym/FairLinearBandit-v0", a) for a in
                 ("fairbandit-fairlin-ucb", "fairbandit-linucb", "fairbandit-etc", "fairbandit-fairlin-pe", "fairbandit-linnash", "random")]
     entries += [("icmlgym/StabilityPrediction-v0", a) for a in ("games-sink-predictor", "games-nash-predictor", "random")]
+    from icmlgym.envs.cognitive import TASK_ENVS
+
+    entries += [(f"icmlgym/{name}-v0", "random") for name in TASK_ENVS]  # ragged ends: trials end at the agent's answer
     if args.agents:
         entries = [(e, a) for e, a in entries if a in args.agents.split(",")]
     if args.envs:
@@ -245,6 +252,57 @@ def row_batched(args) -> list[dict]:
                          **ratio_stats(t["batched"], t["previous single"]), "load": f"{before} -> {after}",
                          "note": f"throughput x{min(t['previous single']) / min(t['batched']):.1f}; "
                                  f"single runs now / before x{min(t['single']) / min(t['previous single']):.2f} time"})
+    return rows
+
+
+def row_batched_trained(args) -> list[dict]:
+    """The cognitive envs' two agents that train, run singly: the share of a run its evaluation episodes take.
+
+    The batched runner excludes agents that train; a twin that trained each seed as its single run does
+    and then played the N trained policies in lock step could save at most this share (the evaluation
+    in zero time), so the row reads as an upper bound on that gain. Also checked: whether one step of N
+    rate RNNs computed stacked equals N single steps bit for bit (numpy ``matmul`` / ``einsum``, torch
+    ``bmm``; log-normal signed weights of the policy's size, 32 units)."""
+    from icmlgym.runner import execute
+    from icmlgym.runner.api import make_tasks
+
+    rows = []
+    envs = ["icmlgym/CogPerceptualDecision-v0", "icmlgym/CogIntervalTiming-v0"]
+    if args.envs:
+        envs = [e for e in envs if e.split("/")[1] in args.envs.split(",")]
+    for agent in ("cognitive-rnn-policy", "sb3-ppo"):
+        if args.agents and agent not in args.agents.split(","):
+            continue
+        for env_id in envs:
+            before = load()
+            runs = [execute(t) for t in make_tasks(env_id, agent, seeds=args.trained_seeds, tier="smoke")]
+            after = load()
+            bad = [r.error for r in runs if r.status != "ok"]
+            if bad:
+                raise RuntimeError(f"{agent} on {env_id}: {bad[0]}")
+            total = [r.wall_time for r in runs]
+            evals = [sum(e.wall_time for e in r.episodes) for r in runs]
+            share = statistics.median(e / t for e, t in zip(evals, total))
+            rows.append({"row": f"evaluation share of a single run, {agent} ({env_id.split('/')[1]} smoke, {len(runs)} seeds; s per run)",
+                         "ours": statistics.median(evals), "limit": statistics.median(total), **ratio_stats(evals, total),
+                         "load": f"{before} -> {after}",
+                         "note": f"a lock-step evaluation saves at most {100 * share:.1f}% (x{1 / (1 - share):.3f} throughput)"})
+    rng = np.random.default_rng(0)
+    n, h, d = 64, 32, 3
+    w = rng.lognormal(size=(n, h, h)) * rng.choice([-1.0, 1.0], size=(n, h, h))
+    r = rng.random((n, h))
+    single = np.stack([w[i] @ r[i] for i in range(n)])
+    stacked = {"np.matmul": (w @ r[:, :, None])[:, :, 0], "np.einsum": np.einsum("nij,nj->ni", w, r)}
+    try:
+        import torch
+
+        stacked["torch.bmm"] = torch.bmm(torch.as_tensor(w), torch.as_tensor(r)[:, :, None])[:, :, 0].numpy()
+    except ImportError:
+        pass
+    diff = ", ".join(f"{k} {np.count_nonzero(v != single)}" for k, v in stacked.items())
+    rows.append({"row": f"stacked RNN step vs {n} single matvecs ({h} units): entries that differ of {single.size}",
+                 "ours": float(np.count_nonzero(stacked["np.einsum"] != single)), "limit": 0.0,
+                 "min": 0.0, "median": 0.0, "max": 0.0, "load": load(), "note": diff})
     return rows
 
 
@@ -554,7 +612,7 @@ def row_crafter(args) -> list[dict]:
              "min": min(ratios), "median": statistics.median(ratios), "max": max(ratios), "load": f"{before} -> {after}"}]
 
 
-ROWS = {"bandit": row_bandit, "batched": row_batched, "hedge": row_hedge, "sketch": row_sketch,
+ROWS = {"bandit": row_bandit, "batched": row_batched, "batched_trained": row_batched_trained, "hedge": row_hedge, "sketch": row_sketch,
         "fairlin": row_fairlin, "process": row_process, "process_min": row_process_min, "process_cpu": row_process_cpu, "crafter": row_crafter}
 
 
@@ -562,7 +620,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default=",".join(ROW_NAMES))
     ap.add_argument("--agents", default="", help="batched row: only these agents (comma-separated; default all)")
-    ap.add_argument("--envs", default="", help="batched row: only these envs (names without the namespace, comma-separated)")
+    ap.add_argument("--envs", default="", help="batched rows: only these envs (names without the namespace, comma-separated)")
+    ap.add_argument("--trained-seeds", type=int, default=3, help="batched_trained row: single runs per agent and env")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--horizon", type=int, default=20_000, help="bandit steps per episode")
     ap.add_argument("--rounds", type=int, default=5_000, help="Hedge rounds")
