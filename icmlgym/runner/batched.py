@@ -39,6 +39,7 @@ single runs record them).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import time
@@ -52,6 +53,7 @@ from icmlgym.agents.loading import LoadedAgent, load_agent
 from icmlgym.agents.protocol import AgentSpec, with_episode
 from icmlgym.agents.vector import vector_class
 from icmlgym.catalog import TaskCard, card
+from icmlgym.codehash import env_source_hash
 from icmlgym.envs import register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
 from icmlgym.redaction import redact
@@ -106,8 +108,10 @@ def group_tasks(tasks: Iterable[RunTask]) -> list[RunTask | BatchTask]:
 
 
 def _vector_env_class(c: TaskCard) -> Any:
+    """The card's vector env constructor, with the card's ``default_kwargs`` under the caller's (as ``gym.make`` does)."""
     module, _, name = (c.vector_entry_point or "").partition(":")
-    return getattr(importlib.import_module(module), name)
+    cls = getattr(importlib.import_module(module), name)
+    return functools.partial(cls, **c.default_kwargs) if c.default_kwargs else cls
 
 
 def why_not_batched(c: TaskCard, loaded: LoadedAgent) -> str:
@@ -225,7 +229,8 @@ def _execute_batch(tasks: list[RunTask], ctx: RunContext) -> list[RunRecord] | N
             env_spec = {"id": c.id, "kwargs": kwargs, "entry_point": c.entry_point, "max_episode_steps": None}
             episode = _batched_episode
         meta = agent_meta(loaded, c)  # one agent, one env: hash their code once for the whole batch
-        records = [base_record(t, None, meta=meta) for t in tasks]
+        env_hash = env_source_hash(c.entry_point)  # and the env's once
+        records = [base_record(t, None, meta=meta, env_hash=env_hash) for t in tasks]
         seeds = [int(t.seed) for t in tasks]
         n_episodes = first.episodes if first.episodes is not None else tier.episodes
         for ep in range(n_episodes):

@@ -69,7 +69,9 @@ def task_identity(task: RunTask, meta: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None) -> RunRecord:
+def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] | None = None, env_hash: str | None = None) -> RunRecord:
+    """A task's record before its episodes: identity, provenance, the env's source hash (``env_hash`` when the
+    caller computed it already, e.g. once for a batch of seeds of one env)."""
     c = task.card or card(task.env_id)
     kwargs = task_env_kwargs(c, task)
     if task.isolation is not None:  # a submission's identity comes from its bytes, never from loading it
@@ -90,7 +92,7 @@ def base_record(task: RunTask, loaded: LoadedAgent | None, meta: dict[str, str] 
         agent_entry_point=ident["agent_entry_point"],
         agent_source_hash=ident["agent_source_hash"],
         code_hash=meta.get("code_hash", ""),
-        env_source_hash=env_source_hash(c.entry_point),
+        env_source_hash=env_hash if env_hash is not None else env_source_hash(c.entry_point),
         agent_kwargs=ident["agent_kwargs"],
         hardware=provenance.hardware(),
         versions=provenance.versions(),
