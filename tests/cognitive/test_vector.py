@@ -58,6 +58,23 @@ def test_batched_on_the_process_executor_equals_single_runs() -> None:
     assert [comparable(r) for r in records] == [comparable(r) for r in single]
 
 
+def test_batched_isolated_equals_single_isolated_runs() -> None:
+    # the evaluator's batch: the card's task kwarg reaches the vector env, the infos (period names) cross the channel
+    import dataclasses
+
+    from icmlgym.runner.sandbox import SandboxOptions
+    from icmlgym.runner.submission import identify
+
+    iso = identify("random", None, SandboxOptions(mode="auto", call_timeout=30.0, load_timeout=30.0))
+    tasks = [dataclasses.replace(t, isolation=iso) for t in make_tasks("icmlgym/CogIntervalTiming-v0", "random", seeds=SEEDS[:3], tier="smoke")]
+    records = batched.execute_batch(tasks)
+    single = [execute(t) for t in tasks]
+    assert all(r.isolation.get("batched") == 3 for r in records), [r.error for r in records]
+    for b, s in zip(records, single):
+        assert b.status == s.status == "ok", (b.error, s.error)
+        assert [(e.ret, e.length, e.metrics, e.cost) for e in b.episodes] == [(e.ret, e.length, e.metrics, e.cost) for e in s.episodes]
+
+
 @pytest.mark.parametrize("agent", ["cognitive-rnn-policy", "sb3-ppo"])
 def test_agents_that_train_run_singly(agent: str) -> None:
     c = card(IDS[0])
