@@ -31,7 +31,7 @@ import numpy as np
 from icmlgym.agents.fairbandit import FairLinBandit
 from icmlgym.agents.linear_bandit import DEFAULT_HORIZON, DEFAULT_NOISE_SD, LinearBanditAgent, PhasedEliminationCore, oful_radius
 from icmlgym.agents.protocol import AgentSpec
-from icmlgym.agents.vector import VectorBaseAgent
+from icmlgym.agents.vector import PerSeedAgents, VectorBaseAgent
 from icmlgym.envs.fairbandit.design import g_optimal_design
 
 
@@ -270,7 +270,7 @@ class VectorFairLinBanditPE(VectorFairLinBandit):
         super().__init__(base="pe", **kwargs)
 
 
-class PerSeedLinearAgents(VectorBaseAgent):
+class PerSeedLinearAgents(PerSeedAgents):
     """N single :class:`LinearBanditAgent` instances stepped one by one (subclasses set ``single``).
 
     Each seed's agent is the single agent itself (reset with its seed, fed its sub-env's
@@ -279,19 +279,8 @@ class PerSeedLinearAgents(VectorBaseAgent):
 
     single: type[LinearBanditAgent] = LinearBanditAgent
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__()
-        self.kwargs = kwargs
-        self.single(**kwargs)  # validates the arguments with the single agent's messages
-        self.agents: list[LinearBanditAgent] = []
-
     def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
         super().reset(seeds, spec)
-        self.agents = []
-        for s in seeds:
-            a = self.single(**self.kwargs)
-            a.reset(s, spec)
-            self.agents.append(a)
         self._started = False
 
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:

@@ -52,6 +52,7 @@ class ProbeResetAttack(BaseAgent):
     """
 
     name = "sketch-probe-reset"
+    vectorized = "icmlgym.agents.sketch_vector:VectorProbeResetAttack"  # N seeds in arrays, for --batch-seeds
 
     def __init__(self, repeats: int = 1, pump: float = 0.5, amount: int | None = None, keep_ratio: float = 1.0, warmup: int = 0) -> None:
         super().__init__()
@@ -69,16 +70,20 @@ class ProbeResetAttack(BaseAgent):
         self.amount = amount
         self.keep_ratio = float(keep_ratio)
 
-    def reset(self, seed: int | None, spec: AgentSpec) -> None:
-        super().reset(seed, spec)
+    def settings(self, spec: AgentSpec) -> tuple[int, int, str, float, int]:
+        """``(n_keys, max_increment, statistic, q, step_amount)`` of an episode of ``spec``'s env."""
         nvec = np.asarray(spec.action_space.nvec)
-        self.n_keys, self.max_inc = int(nvec[1]), int(nvec[2])
+        n_keys, max_inc = int(nvec[1]), int(nvec[2])
         kw = spec.env_kwargs or {}
         card_kw = spec.card.default_kwargs if spec.card is not None else {}
-        self.statistic = kw.get("statistic", card_kw.get("statistic", "cardinality"))
-        self.q = float(kw.get("q", card_kw.get("q", 0.5)))
-        amount = self.amount if self.amount is not None else (1 if self.statistic == "cardinality" else self.max_inc)
-        self.step_amount = int(min(max(1, amount), self.max_inc))
+        statistic = kw.get("statistic", card_kw.get("statistic", "cardinality"))
+        q = float(kw.get("q", card_kw.get("q", 0.5)))
+        amount = self.amount if self.amount is not None else (1 if statistic == "cardinality" else max_inc)
+        return n_keys, max_inc, statistic, q, int(min(max(1, amount), max_inc))
+
+    def reset(self, seed: int | None, spec: AgentSpec) -> None:
+        super().reset(seed, spec)
+        self.n_keys, self.max_inc, self.statistic, self.q, self.step_amount = self.settings(spec)
         self.fresh = [int(k) for k in self.np_random.permutation(self.n_keys)]
         self.values: dict[int, int] = {}  # the attacker's own copy of the true vector
         self.kept: list[int] = []
@@ -156,6 +161,7 @@ class ProbeAverageAttack(ProbeResetAttack):
     """Probe-and-reset that averages ``repeats`` queries per reading (defeats per-query noise)."""
 
     name = "sketch-probe-average"
+    vectorized = "icmlgym.agents.sketch_vector:VectorProbeAverageAttack"  # N seeds in arrays, for --batch-seeds
 
     def __init__(self, repeats: int = 5, pump: float = 0.5, amount: int | None = None, keep_ratio: float = 1.0) -> None:
         super().__init__(repeats=repeats, pump=pump, amount=amount, keep_ratio=keep_ratio)
@@ -172,6 +178,7 @@ class LinearDescentAttack(ProbeResetAttack):
     few thousand updates."""
 
     name = "sketch-linear-descent"
+    vectorized = "icmlgym.agents.sketch_vector:VectorLinearDescentAttack"  # N seeds in arrays, for --batch-seeds
 
     def __init__(self, repeats: int = 1, pump: float = 0.0, amount: int | None = None, keep_ratio: float = 1.0) -> None:
         super().__init__(repeats=repeats, pump=pump, amount=amount, keep_ratio=keep_ratio)
@@ -191,6 +198,7 @@ class ProbeRefreshAttack(ProbeResetAttack):
     """
 
     name = "sketch-probe-refresh"
+    vectorized = "icmlgym.agents.sketch_vector:VectorProbeRefreshAttack"  # N seeds in arrays, for --batch-seeds
 
     def __init__(self, refresh: int = 8, pump: float = 0.5, amount: int | None = None, keep_ratio: float = 1.0, warmup: int = 0) -> None:
         if int(refresh) < 1:

@@ -73,6 +73,59 @@ class VectorBaseAgent:
         return None
 
 
+class PerSeedAgents(VectorBaseAgent):
+    """N instances of a single agent class (``single``, set by subclasses), stepped seed by seed.
+
+    The twin of an agent whose per-step logic does not vectorise without changing its draws:
+    seed ``i``'s agent is the single agent itself, reset with seed ``i``, so its actions are
+    its single run's by construction; the env and the runner's loop are batched, the agent's
+    work is not. Rows of ended seeds (``terminated | truncated`` seen in ``update``) are no
+    longer stepped: their action is ``idle`` (a valid action of the env, set by subclasses).
+    Each agent sees its own observation row and an empty info dict (the single agents this
+    serves ignore info). Constructor arguments go to the single class, which validates them.
+    """
+
+    single: type = object
+    idle: Any = 0
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        self.kwargs = kwargs
+        self.single(**kwargs)  # the single agent's argument checks and messages
+        self.agents: list[Any] = []
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        self.agents = []
+        for s in seeds:
+            a = self.single(**self.kwargs)
+            a.reset(s, spec)
+            self.agents.append(a)
+        self.live = list(range(len(self.agents)))
+        self._idle = np.asarray(self.idle)
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        agents, empty = self.agents, {}
+        if len(self.live) == len(agents):
+            return np.stack([a.act(obs[i], empty) for i, a in enumerate(agents)])
+        out = np.empty((len(agents),) + self._idle.shape, dtype=np.int64)
+        out[:] = self._idle
+        for i in self.live:
+            out[i] = agents[i].act(obs[i], empty)
+        return out
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        agents, empty = self.agents, {}
+        rewards = np.asarray(rewards, dtype=np.float64).tolist()
+        term, trunc = np.asarray(terminated).tolist(), np.asarray(truncated).tolist()
+        ended = False
+        for i in self.live:
+            agents[i].update(obs[i], actions[i], rewards[i], next_obs[i], term[i], trunc[i], empty)
+            ended = ended or term[i] or trunc[i]
+        if ended:
+            self.live = [i for i in self.live if not (term[i] or trunc[i])]
+
+
 def vector_class(agent_cls: Any) -> type | None:
     """The vector twin an agent class declares with ``vectorized = "module:Class"`` (None without one).
 
@@ -81,4 +134,4 @@ def vector_class(agent_cls: Any) -> type | None:
     return declared_twin(agent_cls, "vectorized")
 
 
-__all__ = ["VectorAgent", "VectorBaseAgent", "vector_class"]
+__all__ = ["PerSeedAgents", "VectorAgent", "VectorBaseAgent", "vector_class"]

@@ -16,7 +16,8 @@ from icmlgym.agents.protocol import AgentSpec, BaseAgent
 OP_INCREMENT, OP_RESET, OP_QUERY = 0, 1, 2
 
 
-def _budgets(spec: AgentSpec) -> tuple[int, int, int, int, str]:
+def budgets(spec: AgentSpec) -> tuple[int, int, int, int, str]:
+    """``(n_keys, max_increment, update_budget, query_budget, statistic)`` of an episode of ``spec``'s env."""
     nvec = np.asarray(spec.action_space.nvec)
     kw = dict(spec.card.default_kwargs) if spec.card is not None else {}
     kw.update(spec.env_kwargs or {})
@@ -38,6 +39,7 @@ class ObliviousRandomStream(BaseAgent):
     """
 
     name = "sketch-oblivious-random"
+    vectorized = "icmlgym.baselines.sketch_vector:VectorObliviousRandomStream"  # N seeds stepped together, for --batch-seeds
 
     def __init__(self, reset_prob: float = 0.2) -> None:
         super().__init__()
@@ -47,7 +49,7 @@ class ObliviousRandomStream(BaseAgent):
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
         super().reset(seed, spec)
-        self.n_keys, self.max_inc, u, q, _ = _budgets(spec)
+        self.n_keys, self.max_inc, u, q, _ = budgets(spec)
         self.query_frac = q / float(u + q)
 
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
@@ -78,6 +80,7 @@ class ObliviousWorstCaseStream(BaseAgent):
     """
 
     name = "sketch-oblivious-worst"
+    vectorized = "icmlgym.baselines.sketch_vector:VectorObliviousWorstCaseStream"  # N seeds stepped together, for --batch-seeds
 
     def __init__(self, window: int | None = None, heavy_every: int = 3) -> None:
         super().__init__()
@@ -90,7 +93,7 @@ class ObliviousWorstCaseStream(BaseAgent):
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
         super().reset(seed, spec)
-        self.n_keys, self.max_inc, _, _, self.statistic = _budgets(spec)
+        self.n_keys, self.max_inc, _, _, self.statistic = budgets(spec)
         self.labels = self.np_random.permutation(self.n_keys)
         # at most half the keys alive, so a key is reused (a new incarnation) only after its reset
         self.w = int(max(1, min(self.window or self.n_keys // 4, (self.n_keys - 1) // 2)))
