@@ -232,20 +232,18 @@ class CognitiveTaskVectorEnv(VectorEnv):
         """Sub-envs ``answers`` answered (a non-fixate action in the response period): the task's response rule.
 
         Adds the rule's reward to ``reward``, records correctness, returns the sub-envs whose trial ends."""
-        over = np.zeros(self.num_envs, dtype=bool)
         rows = np.flatnonzero(answers)
         trial = self._trial
-        if self._response_rule == "interval_timing":
+        if self._response_rule == "interval_timing":  # every answer ends the trial
             self._timed_answer(rows, reward)
-            over[rows] = True
-            return over
+            return answers
         if self._response_rule:  # every answer ends the trial; correct: the target action (go/no-go: a go trial)
             target = self._targets[flat[rows]]
             hit = a[rows] == target if self._response_rule == "base" else target == 1
             reward[rows] += np.where(hit, self._rewards["correct"], self._rewards["fail"])
             self._correct[rows, trial[rows]] = hit
-            over[rows] = True
-            return over
+            return answers
+        over = np.zeros(self.num_envs, dtype=bool)
         for i in rows.tolist():  # the task's own rule, sub-env by sub-env
             j, ti = int(trial[i]), int(self._t[i])
             row = i * self.trials_per_episode + j
