@@ -22,6 +22,25 @@ from icmlgym.catalog import require_extra
 from icmlgym.envs.sb3_compat import SB3Compatible, sb3_compatible
 
 
+def learn_quietly(model: Any, total_timesteps: int) -> None:
+    """Call ``model.learn(total_timesteps)`` with a logger that writes nothing anywhere.
+
+    SB3's default logger (``verbose=0``, no tensorboard) still makes an empty
+    ``<tmp>/SB3-<timestamp>`` directory for every ``learn``; a run must leave no such litter.
+    The logger only records, so training is the same step for step.
+
+    Args:
+        model: a stable-baselines3 algorithm instance (``PPO``, ``A2C``, ``DQN``, ...).
+        total_timesteps: the environment steps to learn for (``> 0``).
+    """
+    from stable_baselines3.common.logger import Logger
+
+    if int(total_timesteps) <= 0:
+        raise ValueError(f"learn_quietly: total_timesteps must be > 0, got {total_timesteps!r}")
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    model.learn(total_timesteps=int(total_timesteps))
+
+
 class SB3Agent(BaseAgent):
     """Train-then-act wrapper around a stable-baselines3 algorithm class."""
 
@@ -85,7 +104,7 @@ class SB3Agent(BaseAgent):
             **kwargs,
         )
         if budget > 0:
-            self.model.learn(total_timesteps=int(budget))
+            learn_quietly(self.model, int(budget))
 
     def reset(self, seed: int | None, spec: AgentSpec) -> None:
         first = self.spec is None

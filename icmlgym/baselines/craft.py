@@ -223,7 +223,9 @@ class PPOMotorAgent(BaseAgent):
             seed=self._train_seed, verbose=0, device=device,
         )
         if budget > 0:
-            self.model.learn(total_timesteps=int(budget))
+            from icmlgym.agents.sb3 import learn_quietly
+
+            learn_quietly(self.model, int(budget))
 
     def act(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         if self.model is None:
