@@ -34,13 +34,71 @@ def split_of(digit: int, ood: bool) -> str:
     return "train" if digit < 7 else ("val" if digit == 7 else "test")
 
 
+def _stdlib_file(name: str) -> str | None:
+    """The source file of a standard-library module, found without importing it (None if not found).
+
+    ``os.path`` and other names that are not files of their own give their parent's file."""
+    from importlib.machinery import PathFinder
+
+    parts = name.split(".")
+    spec = PathFinder.find_spec(parts[0])
+    for part in parts[1:]:
+        if spec is None or not spec.submodule_search_locations:
+            break
+        spec = PathFinder.find_spec(part, list(spec.submodule_search_locations))
+    return spec.origin if spec is not None and spec.has_location else None
+
+
+def docstrings_key(topics: tuple[str, ...]) -> str:
+    """The cache key of the topics' docstring corpus: everything the texts depend on.
+
+    The interpreter (its version and build, which fix the C modules' docstrings, and its
+    prefix), the bytes of each topic module's source file, and the code that reads them
+    (the closure of :mod:`icmlgym.corpora.text` and of :mod:`icmlgym`, imported with it):
+    a change to any of these is a new key, never a stale corpus.
+    """
+    import sys
+
+    from icmlgym.cache import content_key, file_hash
+    from icmlgym.codehash import hash_files, module_closure
+    from icmlgym.corpora.text import STDLIB_TOPICS
+
+    sources = []
+    for topic in topics:
+        for module in STDLIB_TOPICS.get(topic, ()):
+            path = _stdlib_file(module)
+            sources.append([module, path, file_hash(path) if path else None])
+    code = hash_files(module_closure(["icmlgym", "icmlgym.corpora", "icmlgym.corpora.text"]))
+    return content_key("stdlib-docstrings", 1, list(topics), sys.version, sys.prefix, sources, code)
+
+
 def _read_docstrings(topics: tuple[str, ...]) -> dict[str, str]:
-    """Text -> topic of the topics' docstrings, read in a fresh interpreter.
+    """Text -> topic of the topics' docstrings, read in a fresh interpreter, cached by :func:`docstrings_key`.
 
     A module's docstrings depend on what the process imported before (libraries patch the
     standard library: importing torch replaces a function of :mod:`inspect`), so the corpus is
     read where nothing else is imported: the same texts in a test run, a check and a benchmark.
+    Starting that interpreter costs about half a CPU-second, once per run (a run is a process of
+    its own), so the texts are kept in the cache namespace ``insides-docstrings``.
     """
+    from icmlgym.cache import Cache
+
+    cache = Cache("insides-docstrings")
+    key = docstrings_key(tuple(topics))
+    cached = cache.read_json(key)
+    if isinstance(cached, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in cached.items()):
+        return cached
+    with cache.lock(key):
+        cached = cache.read_json(key)
+        if isinstance(cached, dict):
+            return cached
+        texts = _read_docstrings_fresh(tuple(topics))
+        cache.write_json(key, texts)
+    return texts
+
+
+def _read_docstrings_fresh(topics: tuple[str, ...]) -> dict[str, str]:
+    """Text -> topic of the topics' docstrings, read in a fresh interpreter (see :func:`_read_docstrings`)."""
     import json
     import os
     import subprocess
