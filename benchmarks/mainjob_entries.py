@@ -1,6 +1,6 @@
 """CPU cost of the main job's entries, each run forked from a warm process as the warm server does.
 
-    python benchmarks/mainjob_entries.py [--only SUBSTR ...] [--seeds 1] [--repeat 1]
+    python benchmarks/mainjob_entries.py [--only SUBSTR ...] [--seeds 1] [--repeat 1] [--forks N]
                                          [--records OUT.json] [--json TABLE.json]
 
 Builds the main job's tasks (``icmlgym benchmark``: suite ``installed``, each env's agents,
@@ -136,6 +136,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs of each task (min/median/max of its CPU)")
     ap.add_argument("--records", help="write the records (by env, agent, seed) to this JSON file")
     ap.add_argument("--json", help="write the table rows to this JSON file")
+    ap.add_argument("--forks", type=int, default=0,
+                    help="also time this many empty children (fork, exit at once, reap): the fork's own cost")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two --records files and exit")
     args = ap.parse_args()
     if args.compare:
@@ -157,6 +159,23 @@ def main() -> None:
 
     print(f"# warm-up {time.monotonic() - t_start:.1f} s; load {os.getloadavg()[0]:.2f}; {len(tasks)} tasks x {args.repeat}",
           flush=True)
+    if args.forks:
+        walls, cpus = [], []
+        for _ in range(args.forks):
+            t0 = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            _, _, usage = os.wait4(pid, 0)
+            walls.append(time.monotonic() - t0)
+            cpus.append(usage.ru_utime + usage.ru_stime)
+        import resource
+
+        walls.sort()
+        print(f"# {args.forks} empty forks from a process of {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
+              f"peak RSS: fork + exit + reap {walls[0] * 1e3:.1f} / {statistics.median(walls) * 1e3:.1f} / "
+              f"{walls[-1] * 1e3:.1f} ms (min / median / max), child CPU {statistics.mean(cpus) * 1e3:.1f} ms",
+              flush=True)
     rows, records = [], {}
     for task in tasks:
         label = f"{task.env_id} {task.agent} {task.seed}"

@@ -84,3 +84,38 @@ def test_workers_do_not_run_the_main_script_again(tmp_path) -> None:
     assert statuses[:3] == ["ok"] * 3, statuses
     pids = open(base + ".imports").read().split()
     assert pids[0] == statuses[3] and len(pids) == 2, pids  # the driver, then the warm server; no worker
+
+
+def test_lazy_imports_finds_the_listed_packages_at_any_depth(tmp_path) -> None:
+    from icmlgym.runner.warm import lazy_imports
+
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import os\n"
+        "import sklearnish\n"  # another package: not listed
+        "def f():\n"
+        "    from sklearn.linear_model import LogisticRegression\n"
+        "    import stable_baselines3\n"
+        "    from stable_baselines3.common.logger import Logger\n"
+        "# import sklearn.cluster  (a comment is not an import)\n"
+    )
+    assert lazy_imports([src, tmp_path / "missing.py"]) == [
+        "sklearn.linear_model", "stable_baselines3", "stable_baselines3.common.logger"]
+
+
+def _lazily_warmed(modules: str, names: tuple[str, ...]) -> list[bool]:
+    import os
+    import subprocess
+
+    code = f"import sys, icmlgym.runner.warm as w; assert not w.FAILED, w.FAILED; print(*[n in sys.modules for n in {names!r}])"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "ICMLGYM_WARM_MODULES": modules}, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [o == "True" for o in out]
+
+
+def test_warm_server_preloads_what_the_sweeps_code_imports_inside_functions() -> None:
+    # corpora.vision imports sklearn.datasets inside digits(): each DigitsOOD/CIM run paid ~0.27 CPU-s for it
+    names = ("sklearn.datasets", "stable_baselines3")
+    assert _lazily_warmed("icmlgym.envs.prediction.digits_ood,icmlgym.agents.sb3", names) == [True, True]
+    assert _lazily_warmed("icmlgym.envs.bandit.bernoulli_bandit,icmlgym.baselines.generic", names) == [False, False]
