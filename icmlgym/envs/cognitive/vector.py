@@ -38,6 +38,7 @@ from icmlgym.envs.cognitive.tasks import CognitiveTask, GoNoGo, IntervalTiming, 
 from icmlgym.envs.vector_seeds import sub_env_seeds
 
 _METRICS = ("accuracy", "abort_rate", "reward_per_trial")
+_U64 = np.dtype(np.uint64)
 
 
 def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator]) -> TrialBatch:
@@ -153,8 +154,9 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self._lengths = b.lengths.astype(np.int64).reshape(n, k)
         # [start, end) of every trial's periods as Python ints, for the rules called sub-env by sub-env
         self._period_lists = {p: se.tolist() for p, se in b.periods.items()} if not self._response_rule else {}
-        self._fix = names.index("fixation") if "fixation" in names else -2
-        self._resp = names.index(self.task.response_period)
+        # what a non-fixate action does at every step: 1 an abort (fixation period), 2 an answer (response period)
+        fix = names.index("fixation") if "fixation" in names else -2
+        self._code = np.where(self._pid == fix, 1, np.where(self._pid == names.index(self.task.response_period), 2, 0)).astype(np.int8)
         self._trial = np.zeros(n, dtype=np.int64)
         self._t = np.zeros(n, dtype=np.int64)
         self._base = self._rows * (k * length)  # the flat index of sub-env i's trial 0, step 0
@@ -170,8 +172,9 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self._terminated = np.zeros(n, dtype=bool)
         self._false = np.zeros(n, dtype=bool)
         self._false.flags.writeable = False
-        self._no_trial_end = self._false
         self._metrics: dict[str, np.ndarray] | None = None
+        self._metrics_out: dict[str, np.ndarray] | None = None
+        self._terminated_out = self._false
         self._ended = False
         self._reset_once = True
         info = self._info(self._pid[self._flat], self._false, self._false)
@@ -187,17 +190,20 @@ class CognitiveTaskVectorEnv(VectorEnv):
         if self._ended:
             raise RuntimeError("step() called after the episodes ended; call reset()")
         active, flat, trial, t = self._active, self._flat, self._trial, self._t
-        pid = self._pid[flat]
-        moves = a != 0
+        event = self._code[flat]  # 0 nothing, 1 an abort, 2 an answer (where the action is not fixate)
+        event *= a != 0
         if not self._all_active:
-            moves &= active  # an ended sub-env's action is ignored
+            event *= active  # an ended sub-env's action is ignored
         reward = np.zeros(self.num_envs)
-        aborts = moves & (pid == self._fix)
-        if np.count_nonzero(aborts):
-            reward[aborts] += self._abort
-            self._aborted[self._rows[aborts], trial[aborts]] = True
-        answers = moves & (pid == self._resp)
-        trial_over = self._answer(answers, a, flat, reward) if np.count_nonzero(answers) else self._false
+        trial_over = self._false
+        if np.count_nonzero(event):
+            aborts = event == 1
+            if np.count_nonzero(aborts):
+                reward[aborts] += self._abort
+                self._aborted[self._rows[aborts], trial[aborts]] = True
+            answers = event == 2
+            if np.count_nonzero(answers):
+                trial_over = self._answer(answers, a, flat, reward)
         if self._all_active:
             self._steps += 1
             t += 1
@@ -220,9 +226,9 @@ class CognitiveTaskVectorEnv(VectorEnv):
             self._next_trial(trial_over)
             flat = self._flat
         info = self._info(self._pid[flat], trial_over, correct_now)
-        if self._metrics is not None:
-            info["metrics"] = {m: v.copy() for m, v in self._metrics.items()}
-        return self._inputs[flat], reward, self._terminated.copy(), self._false, info
+        if self._metrics_out is not None:
+            info["metrics"] = dict(self._metrics_out)
+        return self._inputs[flat], reward, self._terminated_out, self._false, info
 
     def close(self, **kwargs: Any) -> None:
         self.single.close()
@@ -232,7 +238,7 @@ class CognitiveTaskVectorEnv(VectorEnv):
         """Sub-envs ``answers`` answered (a non-fixate action in the response period): the task's response rule.
 
         Adds the rule's reward to ``reward``, records correctness, returns the sub-envs whose trial ends."""
-        rows = np.flatnonzero(answers)
+        rows = answers.nonzero()[0]
         trial = self._trial
         if self._response_rule == "interval_timing":  # every answer ends the trial
             self._timed_answer(rows, reward)
@@ -269,7 +275,7 @@ class CognitiveTaskVectorEnv(VectorEnv):
 
     def _run_out(self, rows_mask: np.ndarray, reward: np.ndarray) -> None:
         """Sub-envs ``rows_mask`` passed their trial's last step without an answer: the task's end rule."""
-        rows = np.flatnonzero(rows_mask)
+        rows = rows_mask.nonzero()[0]
         trial = self._trial
         if self._end_rule == "base":  # 0.0, wrong
             reward[rows] += 0.0
@@ -287,14 +293,15 @@ class CognitiveTaskVectorEnv(VectorEnv):
     def _next_trial(self, over: np.ndarray) -> None:
         """Sub-envs ``over`` finished a trial: count it, then the next trial's first step, or the episode's end."""
         self._done_trials += over
-        rows = np.flatnonzero(over)
+        rows = over.nonzero()[0]
         nxt = self._trial[rows] + 1
-        if nxt.max() >= self.trials_per_episode:  # some episodes end: the last observation repeats the trial's last step
-            last = rows[nxt >= self.trials_per_episode]
+        done = nxt >= self.trials_per_episode
+        if np.count_nonzero(done):  # some episodes end: the last observation repeats the trial's last step
+            last = rows[done]
             self._t[last] = self._trial_len[last] - 1
             self._flat[last] = self._base[last] + self._trial[last] * self._len + self._t[last]
             self._end(last)
-            keep = nxt < self.trials_per_episode
+            keep = ~done
             rows, nxt = rows[keep], nxt[keep]
         self._trial[rows] = nxt
         self._t[rows] = 0
@@ -311,6 +318,11 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self._active[rows] = False
         self._all_active = False
         self._terminated[rows] = True
+        # what step returns until the next end: read-only copies (the same arrays every step, nothing to copy)
+        self._metrics_out = {m: v.copy() for m, v in self._metrics.items()}
+        self._terminated_out = self._terminated.copy()
+        for v in (*self._metrics_out.values(), self._terminated_out):
+            v.flags.writeable = False
         self._ended = not np.count_nonzero(self._active)
 
     def _cond(self, i: int, j: int) -> dict[str, Any]:
@@ -329,8 +341,8 @@ class CognitiveTaskVectorEnv(VectorEnv):
 
     def _in_range(self, a: np.ndarray) -> bool:
         """Every running sub-env's action an integer in ``[0, n_actions)`` (ended sub-envs' actions are ignored)."""
-        if a.dtype == np.int64:  # one comparison: negatives read as huge unsigned
-            bad = a.view(np.uint64) >= self._n_actions_u
+        if a.dtype == np.int64 and a.flags.c_contiguous:  # one comparison: negatives read as huge unsigned
+            bad = np.ndarray(a.shape, _U64, a) >= self._n_actions_u  # a uint64 view (cheaper than a.view)
             return not (np.count_nonzero(bad) and np.count_nonzero(bad & self._active))
         if a.dtype.kind not in "iu":
             return False
