@@ -90,7 +90,10 @@ def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator
         noise = np.zeros((total, t_max, len(task.noisy_channels)), dtype=np.float32)
         for g, block in enumerate(noises):
             noise[g * n : (g + 1) * n, : block.shape[1]] = block
-        inputs[:, :, list(task.noisy_channels)] += noise * mask[:, :, None]
+        ch = list(task.noisy_channels)
+        # a contiguous run of channels as a slice (the same additions; a list index copies out and scatters back)
+        cols = slice(ch[0], ch[-1] + 1) if ch == list(range(ch[0], ch[-1] + 1)) else ch
+        inputs[:, :, cols] += noise * mask[:, :, None]
     alive = t[None, :] < lengths[:, None]
     inputs *= alive[:, :, None]
     targets[~alive] = -1
