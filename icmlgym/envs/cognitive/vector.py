@@ -169,6 +169,8 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self._done_trials = np.zeros(n, dtype=np.int64)
         self._correct = np.zeros((n, k), dtype=bool)
         self._aborted = np.zeros((n, k), dtype=bool)
+        self._correct_cells, self._aborted_cells = self._correct.reshape(-1), self._aborted.reshape(-1)  # views by sub-env * k + trial
+        self._rowk = self._rows * k
         self._reward = np.zeros(n)
         self._active = np.ones(n, dtype=bool)
         self._all_active = True
@@ -203,7 +205,7 @@ class CognitiveTaskVectorEnv(VectorEnv):
             aborts = event == 1
             if np.count_nonzero(aborts):
                 reward[aborts] += self._abort
-                self._aborted[self._rows[aborts], trial[aborts]] = True
+                self._aborted_cells[self._rowk[aborts] + trial[aborts]] = True
             answers = event == 2
             if np.count_nonzero(answers):
                 trial_over = self._answer(answers, a, flat, reward)
@@ -225,7 +227,7 @@ class CognitiveTaskVectorEnv(VectorEnv):
         if trial_over is self._false:
             correct_now = self._false
         else:
-            correct_now = self._correct[self._rows, trial] & trial_over
+            correct_now = self._correct_cells[self._rowk + trial] & trial_over
             self._next_trial(trial_over)
             flat = self._flat
         info = self._info(self._pid[flat], trial_over, correct_now)
@@ -250,7 +252,7 @@ class CognitiveTaskVectorEnv(VectorEnv):
             target = self._targets[flat[rows]]
             hit = a[rows] == target if self._response_rule == "base" else target == 1
             reward[rows] += np.where(hit, self._rewards["correct"], self._rewards["fail"])
-            self._correct[rows, trial[rows]] = hit
+            self._correct_cells[self._rowk[rows] + trial[rows]] = hit
             return answers
         over = np.zeros(self.num_envs, dtype=bool)
         for i in rows.tolist():  # the task's own rule, sub-env by sub-env
@@ -274,7 +276,7 @@ class CognitiveTaskVectorEnv(VectorEnv):
         hit = ~(err > margin)
         correct, fail = task.rewards["correct"], task.rewards["fail"]
         reward[rows] += [max(0.1, (1.0 - x) ** 1.5) * correct if h else fail for x, h in zip((err / margin).tolist(), hit.tolist())]
-        self._correct[rows, trial[rows]] = hit
+        self._correct_cells[self._rowk[rows] + trial[rows]] = hit
 
     def _run_out(self, rows_mask: np.ndarray, reward: np.ndarray) -> None:
         """Sub-envs ``rows_mask`` passed their trial's last step without an answer: the task's end rule."""
@@ -282,11 +284,11 @@ class CognitiveTaskVectorEnv(VectorEnv):
         trial = self._trial
         if self._end_rule == "base":  # 0.0, wrong
             reward[rows] += 0.0
-            self._correct[rows, trial[rows]] = False
+            self._correct_cells[self._rowk[rows] + trial[rows]] = False
         elif self._end_rule == "go_nogo":  # a missed go: the miss penalty, wrong; a withheld no-go: 0.0, correct
             go = self._trials.conditions["ground_truth"][rows * self.trials_per_episode + trial[rows]] == 1
             reward[rows] += np.where(go, self._rewards["miss"], 0.0)
-            self._correct[rows, trial[rows]] = ~go
+            self._correct_cells[self._rowk[rows] + trial[rows]] = ~go
         else:
             for i in rows.tolist():
                 j = int(trial[i])
