@@ -228,6 +228,7 @@ def row_batched(args) -> list[dict]:
     from icmlgym.envs.cognitive import TASK_ENVS
 
     entries += [(f"icmlgym/{name}-v0", "random") for name in TASK_ENVS]  # ragged ends: trials end at the agent's answer
+    entries += [("icmlgym/RepeatedGame-v0", a) for a in ("games-hedge", "games-ftrl-euclidean")]  # multi-agent, full information
     if args.agents:
         entries = [(e, a) for e, a in entries if a in args.agents.split(",")]
     if args.envs:

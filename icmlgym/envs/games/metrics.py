@@ -58,18 +58,12 @@ def cce_gap(game: NormalFormGame, sigma: np.ndarray, G: np.ndarray | None = None
     return float(max(0.0, (G @ np.asarray(sigma, dtype=np.float64)).max()))
 
 
-def cce_distance(game: NormalFormGame, sigma: np.ndarray, G: np.ndarray | None = None) -> float:
-    """Total-variation distance from ``sigma`` to the set of coarse correlated equilibria (a linear program).
+def cce_program(G: np.ndarray) -> tuple[sparse.csr_matrix, sparse.csr_matrix, np.ndarray]:
+    """The parts of :func:`cce_distance`'s linear program that depend on the game only: ``(A_ub, A_eq, c)``.
 
-    Solves ``min_rho 1/2 ||sigma - rho||_1`` subject to ``rho`` a distribution with
-    ``G rho <= 0`` (HiGHS via ``scipy.optimize.linprog``). The CCE set is never empty
-    (it contains every Nash equilibrium), so the program is always feasible.
-    """
-    G = deviation_gain_matrix(game) if G is None else G
-    sigma = np.asarray(sigma, dtype=np.float64)
-    p = len(sigma)
-    if cce_gap(game, sigma, G) <= 1e-12:
-        return 0.0
+    Built once per game and handed to :func:`cce_distance` (``program=``) for many
+    distributions (a repeated game's episodes or seeds); the program is the same either way."""
+    p = G.shape[1]
     eye = sparse.identity(p, format="csr")
     # variables: rho (P) then d (P) with d >= |sigma - rho|
     a_ub = sparse.vstack(
@@ -80,9 +74,31 @@ def cce_distance(game: NormalFormGame, sigma: np.ndarray, G: np.ndarray | None =
         ],
         format="csr",
     )
-    b_ub = np.concatenate([-sigma, sigma, np.zeros(G.shape[0])])
     a_eq = sparse.hstack([sparse.csr_matrix(np.ones((1, p))), sparse.csr_matrix((1, p))], format="csr")
     c = np.concatenate([np.zeros(p), 0.5 * np.ones(p)])
+    return a_ub, a_eq, c
+
+
+def cce_distance(
+    game: NormalFormGame,
+    sigma: np.ndarray,
+    G: np.ndarray | None = None,
+    program: tuple[sparse.csr_matrix, sparse.csr_matrix, np.ndarray] | None = None,
+) -> float:
+    """Total-variation distance from ``sigma`` to the set of coarse correlated equilibria (a linear program).
+
+    Solves ``min_rho 1/2 ||sigma - rho||_1`` subject to ``rho`` a distribution with
+    ``G rho <= 0`` (HiGHS via ``scipy.optimize.linprog``). The CCE set is never empty
+    (it contains every Nash equilibrium), so the program is always feasible. ``program``:
+    :func:`cce_program` of ``G``, when the caller keeps it (built here otherwise).
+    """
+    G = deviation_gain_matrix(game) if G is None else G
+    sigma = np.asarray(sigma, dtype=np.float64)
+    p = len(sigma)
+    if cce_gap(game, sigma, G) <= 1e-12:
+        return 0.0
+    a_ub, a_eq, c = cce_program(G) if program is None else program
+    b_ub = np.concatenate([-sigma, sigma, np.zeros(G.shape[0])])
     res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * p), method="highs")
     if res.status != 0:
         raise RuntimeError(f"CCE distance LP failed: {res.message}")
@@ -207,6 +223,7 @@ class PlayStatistics:
         self.horizon = int(horizon)
         self.sinks = list(sinks)
         self.G = deviation_gain_matrix(game)
+        self._program: tuple | None = None  # cce_distance's program, once a metric needs it
         self.n_checkpoints = max(1, min(int(n_checkpoints), self.horizon))
         self.window = int(np.ceil(self.horizon / self.n_checkpoints))
         self.tail_start = self.horizon - max(1, int(round(tail * self.horizon)))
@@ -314,6 +331,12 @@ class PlayStatistics:
         if round_index >= self.tail_start:
             self.tail_total += dist
 
+    def _cce_program(self) -> tuple:
+        """:func:`cce_program` of the game, built on first use and kept (every episode's metrics share it)."""
+        if self._program is None:
+            self._program = cce_program(self.G)
+        return self._program
+
     def sink_mass_curve(self) -> np.ndarray:
         """``(K, n_sinks)``: mass of each window's play on each sink component."""
         self._flush()
@@ -338,7 +361,7 @@ class PlayStatistics:
             "external_regret": float(np.mean(regret) / t),
             "max_external_regret": float(np.max(regret) / t),
             "cce_gap": cce_gap(self.game, sigma, self.G),
-            "cce_distance": cce_distance(self.game, sigma, self.G),
+            "cce_distance": cce_distance(self.game, sigma, self.G, self._cce_program()),
             "n_sinks": float(len(self.sinks)),
             "sink_mass_final": float(curve[-1].sum()) if len(curve) else 0.0,
             "absorbed": float(k >= 0),
