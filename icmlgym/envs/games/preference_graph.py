@@ -55,23 +55,26 @@ def deviation_edges(game: NormalFormGame, tol: float = 0.0) -> np.ndarray:
     return np.concatenate(rows)
 
 
-def preference_graph(game: NormalFormGame, tol: float = 0.0) -> nx.DiGraph:
+def preference_graph(game: NormalFormGame, tol: float = 0.0, edges: np.ndarray | None = None) -> nx.DiGraph:
     """The preference graph as a ``networkx.DiGraph`` over profile tuples.
 
     Each edge carries ``player`` (who deviates) and ``gain`` (the payoff gain);
     the graph keeps the game's action counts in ``graph.graph["n_actions"]``.
+    ``edges``: :func:`deviation_edges` of the game at ``tol``, when the caller has them.
     """
     g = nx.DiGraph(n_actions=game.n_actions, n_players=game.n_players)
-    g.add_nodes_from(game.profiles())
-    for f, t, p, gain in deviation_edges(game, tol):
-        g.add_edge(game.profile_at(int(f)), game.profile_at(int(t)), player=int(p), gain=float(gain))
+    nodes = list(game.profiles())  # C order: nodes[k] is game.profile_at(k)
+    g.add_nodes_from(nodes)
+    for f, t, p, gain in deviation_edges(game, tol) if edges is None else edges:
+        g.add_edge(nodes[int(f)], nodes[int(t)], player=int(p), gain=float(gain))
     return g
 
 
-def adjacency_matrix(game: NormalFormGame, tol: float = 0.0) -> np.ndarray:
-    """Boolean ``(P, P)`` adjacency of the preference graph in C-order profile indices."""
+def adjacency_matrix(game: NormalFormGame, tol: float = 0.0, edges: np.ndarray | None = None) -> np.ndarray:
+    """Boolean ``(P, P)`` adjacency of the preference graph in C-order profile indices (``edges`` as in
+    :func:`preference_graph`)."""
     adj = np.zeros((game.n_profiles, game.n_profiles), dtype=bool)
-    e = deviation_edges(game, tol)
+    e = deviation_edges(game, tol) if edges is None else edges
     if len(e):
         adj[e[:, 0].astype(int), e[:, 1].astype(int)] = True
     return adj

@@ -15,8 +15,9 @@ builds :class:`StabilityPredictionVectorEnv`. Sub-env ``i`` behaves exactly as a
   product, is one stacked ``matmul`` that runs the single run's 2-d BLAS kernel slice
   by slice on the same operands (the same doubles, tested);
 - the sink components (networkx, whose member order fixes the summation order of each
-  sink's mass), the tallies of the basins and the metrics are computed per seed by the
-  single env's own functions.
+  sink's mass; from the same preference graph, built once per game from the deviation
+  edges that also give the observation), the tallies of the basins and the metrics are
+  computed per seed by the single env's own functions.
 
 So every observation, reward, metric and cost counter is bit for bit the single env's
 (``tests/games/test_stability_vector.py``). All sub-envs play ``n_games`` games, so they
@@ -41,7 +42,7 @@ from icmlgym.envs.games.basins import tally_basins
 from icmlgym.envs.games.dynamics import Regularizer, choice_map, random_strategies, step_size
 from icmlgym.envs.games.generators import make_game
 from icmlgym.envs.games.normal_form import NormalFormGame
-from icmlgym.envs.games.preference_graph import adjacency_matrix, sink_components
+from icmlgym.envs.games.preference_graph import adjacency_matrix, deviation_edges, preference_graph, sink_components
 from icmlgym.envs.games.stability_prediction import StabilityPredictionEnv
 from icmlgym.envs.vector_seeds import sub_env_seeds
 
@@ -189,7 +190,9 @@ class StabilityPredictionVectorEnv(VectorEnv):
         if game.n_actions != s.shape:
             raise ValueError(f"game {s.game_kind!r} has actions {game.n_actions}, expected {s.shape}")
         self._games[i] = game
-        self._obs[i] = adjacency_matrix(game).astype(np.float32).ravel()
+        edges = deviation_edges(game)  # once for the observation and the graph (the single env computes them twice)
+        self._obs[i] = adjacency_matrix(game, edges=edges).astype(np.float32).ravel()
+        self._graphs[i] = preference_graph(game, edges=edges)
 
     def _cost(self) -> dict[str, np.ndarray]:
         k = self._k
@@ -202,6 +205,7 @@ class StabilityPredictionVectorEnv(VectorEnv):
         seeds = sub_env_seeds(seed, self.num_envs)
         self._rngs = [seeding.np_random(sd)[0] for sd in seeds]
         self._games: list[NormalFormGame] = [None] * self.num_envs  # type: ignore[list-item]
+        self._graphs: list[Any] = [None] * self.num_envs
         self._obs = np.zeros((self.num_envs,) + self.single_observation_space.shape, dtype=np.float32)
         self._k = 0
         self._acc: list[list[float]] = [[] for _ in range(self.num_envs)]
@@ -228,7 +232,7 @@ class StabilityPredictionVectorEnv(VectorEnv):
         if self._ended:
             raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
         s = self.single
-        sinks = [sink_components(g) for g in self._games]
+        sinks = [sink_components(g) for g in self._graphs]  # sink_components(game) builds this same graph
         inits = [random_strategies(g, s.n_inits, rng) for g, rng in zip(self._games, self._rngs)]
         tails = stacked_tail_joint(self._games, inits, s.rounds, s.eta, s.regularizer, s.tail)  # type: ignore[arg-type]
         rewards = np.zeros(self.num_envs)
