@@ -258,6 +258,25 @@ class PlayStatistics:
         self.payoff_sum = np.zeros(self.game.n_players)
         self._k = 0
 
+    def load(
+        self,
+        t: int,
+        total: np.ndarray,
+        tail_total: np.ndarray,
+        curve: Sequence[np.ndarray],
+        curve_times: Sequence[int],
+        payoff_sum: np.ndarray,
+    ) -> None:
+        """Set the state to ``t`` rounds whose sums are given (copied): one seed of a vector env that keeps
+        every seed's sums as arrays, so that :meth:`metrics` computes that seed's metrics."""
+        self.reset()
+        self.t = int(t)
+        self.total = np.array(total, dtype=np.float64)
+        self.tail_total = np.array(tail_total, dtype=np.float64)
+        self.curve = list(curve)
+        self.curve_times = list(curve_times)
+        self.payoff_sum = np.array(payoff_sum, dtype=np.float64)
+
     def add(self, dist: np.ndarray | None = None, index: int | None = None, payoffs: np.ndarray | None = None) -> None:
         """Record one round: a profile distribution ``dist`` or a realised profile ``index``."""
         self._flush()

@@ -168,13 +168,7 @@ class RepeatedGameVectorEnv(VectorEnv):
         rows: list[dict[str, float]] = []
         curves = []
         for i in range(self.num_envs):
-            st.reset()
-            st.t = self._t
-            st.total = self._total[i].copy()
-            st.tail_total = self._tail_total[i].copy()
-            st.curve = list(self._curves[i])
-            st.curve_times = list(self._curve_times)
-            st.payoff_sum = self._payoff_sum[i].copy()
+            st.load(self._t, self._total[i], self._tail_total[i], self._curves[i], self._curve_times, self._payoff_sum[i])
             rows.append(st.metrics())
             curves.append(st.sink_mass_curve())
         st.reset()

@@ -157,13 +157,7 @@ class RepeatedGameVsFTRLVectorEnv(VectorEnv):
         st = self.single.stats
         rows: list[dict[str, float]] = []
         for i in range(self.num_envs):
-            st.reset()
-            st.t = self._t
-            st.total = self._total[i].copy()
-            st.tail_total = self._tail_total[i].copy()
-            st.curve = list(self._curves[i])
-            st.curve_times = list(self._curve_times)
-            st.payoff_sum = self._payoff_sum[i].copy()
+            st.load(self._t, self._total[i], self._tail_total[i], self._curves[i], self._curve_times, self._payoff_sum[i])
             m = st.metrics()
             m["learner_regret"] = m["external_regret_player_0"]
             m["learner_average_payoff"] = float(st.payoff_sum[0] / self._t)
