@@ -67,3 +67,37 @@ def test_standard_library_files_are_found_without_importing_them():
     assert path is not None and path.endswith("http/client.py")
     assert states._stdlib_file("os.path").endswith("os.py")  # not a file of its own: its parent's
     assert states._stdlib_file("no_such_module_xyz") is None
+
+
+def test_corpus_states_are_stacked_once_then_read_as_one_array(home, monkeypatch):
+    import numpy as np
+
+    from icmlgym.corpora.embeddings import SentenceEncoder
+
+    calls = []
+
+    def fake_encode(self, texts, layers=False):  # the per-text path (model or its 867 cache entries)
+        calls.append(len(texts))
+        rows = np.arange(len(texts), dtype=np.float32)[:, None, None]
+        return np.broadcast_to(rows, (len(texts), 7, 384)).copy() / 7.0
+
+    monkeypatch.setattr(SentenceEncoder, "encode", fake_encode)
+    states.corpus_states.cache_clear()
+    try:
+        first = states.corpus_states(states.IN_TOPICS, states.OUT_TOPICS)
+        states.corpus_states.cache_clear()  # a new run: a process of its own
+        again = states.corpus_states(states.IN_TOPICS, states.OUT_TOPICS)
+    finally:
+        states.corpus_states.cache_clear()
+    assert calls == [len(states.sorted_texts(states.IN_TOPICS, states.OUT_TOPICS))]  # encoded once, not per run
+    for split in ("train", "val", "test"):
+        for a, b in zip(first[split], again[split]):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert sum(len(first[s][0]) for s in first) == calls[0]
+
+
+def test_corpus_states_key_follows_every_text_and_the_length():
+    key = states.corpus_states_key(["a", "b"], 128)
+    assert key == states.corpus_states_key(["a", "b"], 128)
+    assert len({key, states.corpus_states_key(["b", "a"], 128), states.corpus_states_key(["a", "b"], 64),
+                states.corpus_states_key(["ab"], 128), states.corpus_states_key(["a", "b", ""], 128)}) == 5

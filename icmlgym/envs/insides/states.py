@@ -128,6 +128,22 @@ def sorted_texts(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> lis
     return sorted(_read_docstrings(tuple(in_topics) + tuple(out_topics)).items())  # distinct texts, fixed order
 
 
+def corpus_states_key(texts: list[str], max_length: int) -> str:
+    """The cache key of the whole corpus's states: what every text's own entry is keyed by, for all texts in order.
+
+    :class:`~icmlgym.corpora.embeddings.SentenceEncoder` keys each text's states by the model, the
+    mode and ``max_length``; a run reads the whole corpus's 867 entries (0.14 CPU-s), so the stacked
+    array is kept too, under a key made of the same parts and every text in order.
+    """
+    from icmlgym.cache import content_key
+    from icmlgym.corpora.embeddings import MODEL_ID
+
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode() + b"\0")
+    return content_key("corpus-states", 1, MODEL_ID, "layers", int(max_length), len(texts), digest.hexdigest())
+
+
 @functools.lru_cache(maxsize=8)
 def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per split: hidden states ``(n, 7, 384)``, OOD flags ``(n,)`` and in-domain topic ids ``(n,)`` (-1 for OOD).
@@ -144,12 +160,19 @@ def corpus_states(in_topics: tuple[str, ...], out_topics: tuple[str, ...]) -> di
 
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # one thread, one text at a time: the same bits on every run (the rollout hashes them)
-    try:
-        states = SentenceEncoder(batch_size=1, cache=Cache("insides-states")).encode([t for t, _ in texts], layers=True)
-    finally:
-        torch.set_num_threads(threads)
+    cache = Cache("insides-states")
+    encoder = SentenceEncoder(batch_size=1, cache=cache)
+    key = corpus_states_key([t for t, _ in texts], encoder.max_length)
+    stored = cache.read_arrays(key)
+    states = stored.get("states") if stored is not None else None
+    if states is None or states.shape != (len(texts), encoder.n_layers + 1, encoder.dim) or states.dtype != np.float32:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # one thread, one text at a time: the same bits on every run (the rollout hashes them)
+        try:
+            states = encoder.encode([t for t, _ in texts], layers=True)
+        finally:
+            torch.set_num_threads(threads)
+        cache.write_arrays(key, {"states": states})
     out: dict[str, tuple[list, list, list]] = {s: ([], [], []) for s in ("train", "val", "test")}
     for (text, doc_topic), st in zip(texts, states):
         ood = doc_topic in out_topics
