@@ -7,7 +7,8 @@ behind each run's code hash) and imports the modules named in ``$ICMLGYM_WARM_MO
 :func:`icmlgym.runner.worker.context`) and, when the code they reach imports torch
 anywhere, torch and its lazily loaded compiler modules, and the modules of
 :data:`LAZY_PACKAGES` (scikit-learn, stable-baselines3) that code imports inside
-functions (:func:`lazy_imports`). A module
+functions (:func:`lazy_imports`), and calls the ``warm_fork_server()`` hook of each
+loaded icmlgym module that has one (:func:`run_hooks`). A module
 that fails to import is skipped here; its worker imports it again and reports
 the error in the run's record as usual.
 """
@@ -53,6 +54,28 @@ def warm_up(modules: list[str]) -> list[str]:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - its runs import it and report the error as usual
             pass
+    run_hooks()
+    return failed
+
+
+HOOK = "warm_fork_server"
+
+
+def run_hooks() -> list[str]:
+    """Call ``warm_fork_server()`` of every loaded icmlgym module that defines one; returns the modules whose hook failed.
+
+    A module's hook does, once in the fork server, per-process work that every run of it would
+    otherwise repeat and that leaves nothing a run could observe: loading JIT-compiled code
+    (Craft-v0's world generator), never drawing from a global random stream. A hook that
+    fails is skipped: its runs do the work themselves, as before."""
+    failed = []
+    for name in sorted(m for m in list(sys.modules) if m.startswith("icmlgym.")):
+        hook = getattr(sys.modules.get(name), HOOK, None)
+        if callable(hook):
+            try:
+                hook()
+            except BaseException:  # noqa: BLE001 - the fork server must survive any hook
+                failed.append(name)
     return failed
 
 

@@ -119,3 +119,42 @@ def test_warm_server_preloads_what_the_sweeps_code_imports_inside_functions() ->
     names = ("sklearn.datasets", "stable_baselines3")
     assert _lazily_warmed("icmlgym.envs.prediction.digits_ood,icmlgym.agents.sb3", names) == [True, True]
     assert _lazily_warmed("icmlgym.envs.bandit.bernoulli_bandit,icmlgym.baselines.generic", names) == [False, False]
+
+
+def test_run_hooks_calls_each_loaded_modules_hook_and_survives_a_failing_one(monkeypatch) -> None:
+    import types
+
+    from icmlgym.runner import warm
+
+    calls = []
+    good = types.ModuleType("icmlgym._hook_good")
+    good.warm_fork_server = lambda: calls.append("good")
+    bad = types.ModuleType("icmlgym._hook_bad")
+
+    def boom():
+        raise RuntimeError("a hook that fails")
+
+    bad.warm_fork_server = boom
+    other = types.ModuleType("not_icmlgym_hook")  # only icmlgym's own modules are asked
+    other.warm_fork_server = lambda: calls.append("other")
+    for m in (good, bad, other):
+        monkeypatch.setitem(sys.modules, m.__name__, m)
+    assert warm.run_hooks() == ["icmlgym._hook_bad"]
+    assert calls == ["good"]
+
+
+def test_craft_sweeps_fork_server_has_loaded_the_world_generators_jit_code() -> None:
+    import os
+    import subprocess
+
+    import pytest
+
+    from icmlgym.catalog import extra_installed
+
+    if not extra_installed("craft"):
+        pytest.skip("needs the [craft] extra")
+    code = ("import icmlgym.runner.warm as w; assert not w.FAILED, w.FAILED; "
+            "from opensimplex import internals as i; print(len(i._noise3.signatures))")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ICMLGYM_WARM_MODULES": "icmlgym.envs.craft.craft_env"},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1"], out  # each run's first world used to load them (about 0.35 CPU-s a run)
