@@ -13,7 +13,8 @@ shared. Rows:
   Thompson), and against a Gymnasium loop of the same agent (``gym.make`` env).
 - ``batched``: 64 seeds of an entry as 64 single runs (in process) against one
   batched run (``batch_seeds``); a throughput ratio, not a limit. Entries: Bandit,
-  RepeatedGameVsFTRL, FairLinearBandit and the six cognitive task envs (``random``).
+  RepeatedGameVsFTRL, FairLinearBandit, the six cognitive task envs (``random``) and
+  SketchAttack (every attacker).
 - ``batched_trained``: the cognitive envs' agents that train (RNN policy, SB3 PPO), run
   singly: the share of a run its evaluation takes, the most a batched evaluation could
   save; and whether a stacked RNN step equals N single ones bit for bit.
@@ -228,6 +229,9 @@ def row_batched(args) -> list[dict]:
     from icmlgym.envs.cognitive import TASK_ENVS
 
     entries += [(f"icmlgym/{name}-v0", "random") for name in TASK_ENVS]  # ragged ends: trials end at the agent's answer
+    from icmlgym.envs.sketch import ATTACKERS
+
+    entries += [("icmlgym/SketchAttack-v0", a) for a in ATTACKERS]  # ragged ends: success or a spent budget
     entries += [("icmlgym/RepeatedGame-v0", a) for a in ("games-hedge", "games-ftrl-euclidean")]  # multi-agent, full information
     entries = [(e, a, {}) for e, a in entries]
     # the smoke game at the standard tier's horizon: the rounds, not the end-of-episode metrics, dominate a run

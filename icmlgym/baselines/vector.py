@@ -21,6 +21,7 @@ from icmlgym.agents.vector import VectorBaseAgent
 from icmlgym.baselines.draws import BetaBlocks, UniformBlocks, argmax_ties, argmax_ties_lockstep, log_of
 
 _BLOCK = 1024  # uniform action indices drawn per generator call (the same stream as one call per step)
+_MULTI_BLOCK = 256  # MultiDiscrete samples drawn per generator call
 
 
 class VectorRandomAgent(VectorBaseAgent):
@@ -32,17 +33,33 @@ class VectorRandomAgent(VectorBaseAgent):
         # the single agent seeds its action space with one draw from its own generator
         space_seeds = [int(rng.integers(2**31 - 1)) for rng in self.rngs]
         self._discrete = type(space) is gym.spaces.Discrete
+        self._multi = type(space) is gym.spaces.MultiDiscrete
+        if self._discrete or self._multi:  # the generator Space.seed(s) gives the space
+            self._space_rngs = [np.random.Generator(np.random.PCG64(np.random.SeedSequence(s))) for s in space_seeds]
+            self._pos = 0
         if self._discrete:
             self._start, self._n, self._dtype = int(space.start), int(space.n), space.dtype.type
-            self._space_rngs = [np.random.Generator(np.random.PCG64(np.random.SeedSequence(s))) for s in space_seeds]
             self._buffer = np.empty((self.num, 0), dtype=self._dtype)
-            self._pos = 0
+        elif self._multi:
+            # MultiDiscrete.sample is (random(shape) * nvec).astype(dtype) + start: a block of
+            # uniforms of shape (B, *shape) is B such calls' uniforms in order, and the rest is elementwise
+            self._space = space
+            self._buffer = np.empty((self.num, 0) + space.shape, dtype=space.dtype)
         else:
             self._spaces = [copy.deepcopy(space) for _ in seeds]
             for sp, s in zip(self._spaces, space_seeds):
                 sp.seed(s)
 
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        if self._multi:
+            if self._pos >= self._buffer.shape[1]:
+                sp = self._space
+                u = np.stack([rng.random((_MULTI_BLOCK,) + sp.shape) for rng in self._space_rngs])
+                self._buffer = (u * sp.nvec).astype(sp.dtype) + sp.start
+                self._pos = 0
+            a = self._buffer[:, self._pos]
+            self._pos += 1
+            return a
         if not self._discrete:
             return np.stack([np.asarray(sp.sample()) for sp in self._spaces])
         if self._pos >= self._buffer.shape[1]:
