@@ -7,8 +7,8 @@
   schedule step and one gather per step for all seeds.
 - :class:`VectorObliviousRandomStream`: the random stream interleaves ``random()`` and
   ``integers()`` calls on each seed's generator (a double takes a whole 64-bit output, a small
-  integer a buffered 32-bit half), so its draws stay the single agent's own calls: one single
-  agent per seed (:class:`~icmlgym.agents.vector.PerSeedAgents`), the env and the loop batched.
+  integer a buffered 32-bit half), so the twin reads each seed's raw outputs and does numpy's
+  conversions itself, for all seeds at once (see the class).
 """
 
 from __future__ import annotations
@@ -20,11 +20,135 @@ import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import PerSeedAgents, VectorBaseAgent
-from icmlgym.baselines.sketch import OP_INCREMENT, OP_QUERY, OP_RESET, ObliviousRandomStream, ObliviousWorstCaseStream
+from icmlgym.baselines.sketch import OP_INCREMENT, OP_QUERY, OP_RESET, ObliviousRandomStream, ObliviousWorstCaseStream, budgets
 
 
-class VectorObliviousRandomStream(PerSeedAgents):
-    """N seeds of :class:`~icmlgym.baselines.sketch.ObliviousRandomStream`, one single agent per seed."""
+_RAW = 512  # 64-bit outputs of each seed's generator drawn per refill
+_M32 = np.uint64(0xFFFFFFFF)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+class VectorObliviousRandomStream(VectorBaseAgent):
+    """N seeds of :class:`~icmlgym.baselines.sketch.ObliviousRandomStream`, their draws emulated in arrays.
+
+    The single agent calls ``random()``, ``integers(n_keys)``, ``random()``, ``integers(max_increment)``
+    on its ``np.random.default_rng(seed)`` (stopping early for a query or a reset). Each seed's
+    generator is read here as raw 64-bit outputs (``bit_generator.random_raw``, the stream those
+    calls consume) and each call is done as numpy's ``Generator`` does it: a double is
+    ``(w >> 11) * 2**-53`` of the next output; a bounded integer below ``n < 2**32`` is Lemire's
+    ``(v * n) >> 32`` of the next 32-bit value, where 32-bit values are the low then the high half
+    of one output (the bit generator's buffered half), with Lemire's rejection loop run seed by seed
+    in the rare case it is entered (leftover below ``n``). Equal, call for call, to the single
+    agent's draws (``tests/sketch/test_vector.py``); with ``n_keys >= 2**32`` the twin steps one
+    single agent per seed instead. Takes the single agent's constructor arguments."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        self.kwargs = kwargs
+        self.template = ObliviousRandomStream(**kwargs)
+        self._per_seed: _PerSeedRandomStream | None = None
+
+    def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
+        super().reset(seeds, spec)
+        self.n_keys, self.max_inc, u, q, _ = budgets(spec)
+        if self.n_keys > 0xFFFFFFFF:
+            self._per_seed = _PerSeedRandomStream(**self.kwargs)
+            self._per_seed.reset(seeds, spec)
+            return
+        self._per_seed = None
+        self.query_frac = q / float(u + q)  # the single agent's
+        self.reset_prob = self.template.reset_prob
+        n = self.num
+        self.raw = np.stack([rng.bit_generator.random_raw(_RAW) for rng in self.rngs]).reshape(-1) if n else np.zeros(0, np.uint64)
+        self.base = np.arange(n, dtype=np.int64) * _RAW  # seed i's outputs at raw[base[i] : base[i] + _RAW]
+        self.ptr = np.zeros(n, dtype=np.int64)
+        self.has_half = np.zeros(n, dtype=bool)
+        self.half = np.zeros(n, dtype=np.uint64)
+        self.live = np.ones(n, dtype=bool)
+        self._all_live = True
+        self._rows = np.arange(n)
+
+    def _refill(self) -> None:
+        """Seeds with fewer than 16 outputs left keep them and read the next ones from their generator."""
+        for i in np.flatnonzero(self.ptr > _RAW - 16).tolist():
+            b, p = int(self.base[i]), int(self.ptr[i])
+            rest = self.raw[b + p : b + _RAW].copy()
+            self.raw[b : b + len(rest)] = rest
+            self.raw[b + len(rest) : b + _RAW] = self.rngs[i].bit_generator.random_raw(p)
+            self.ptr[i] = 0
+
+    def _next64(self, rows: np.ndarray) -> np.ndarray:
+        p = self.ptr[rows]
+        self.ptr[rows] = p + 1
+        return self.raw[self.base[rows] + p]
+
+    def _next32(self, rows: np.ndarray) -> np.ndarray:
+        out = np.empty(len(rows), dtype=np.uint64)
+        h = self.has_half[rows]
+        if np.count_nonzero(h):
+            rh = rows[h]
+            out[h] = self.half[rh]
+            self.has_half[rh] = False
+        if np.count_nonzero(h) < len(rows):
+            nh = ~h
+            rn = rows[nh]
+            w = self._next64(rn)
+            out[nh] = w & _M32
+            self.half[rn] = w >> np.uint64(32)
+            self.has_half[rn] = True
+        return out
+
+    def _integers(self, rows: np.ndarray, n: int) -> np.ndarray:
+        """``Generator.integers(n)`` (``1 <= n < 2**32``) for each of ``rows``."""
+        if n == 1:
+            return np.zeros(len(rows), dtype=np.int64)
+        nn = np.uint64(n)
+        m = self._next32(rows) * nn
+        low = m & _M32
+        if np.count_nonzero(low < nn):  # maybe a rejection: Lemire's loop, seed by seed
+            threshold = (0xFFFFFFFF - (n - 1)) % n
+            for j in np.flatnonzero(low < nn).tolist():
+                mj = int(m[j])
+                while (mj & 0xFFFFFFFF) < threshold:
+                    if self.ptr[rows[j]] > _RAW - 2:
+                        self._refill()
+                    mj = int(self._next32(rows[j : j + 1])[0]) * n
+                m[j] = mj
+        return (m >> np.uint64(32)).astype(np.int64)
+
+    def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
+        if self._per_seed is not None:
+            return self._per_seed.act(obs, info)
+        if int(self.ptr.max(initial=0)) > _RAW - 16:
+            self._refill()
+        rows = self._rows if self._all_live else np.flatnonzero(self.live)
+        out = np.zeros((self.num, 3), dtype=np.int64)
+        out[:, 0] = OP_QUERY
+        u = (self._next64(rows) >> np.uint64(11)) * _TO_UNIT
+        ru = rows[u >= self.query_frac]
+        if len(ru):
+            keys = self._integers(ru, self.n_keys)
+            out[ru, 1] = keys
+            reset = (self._next64(ru) >> np.uint64(11)) * _TO_UNIT < self.reset_prob
+            out[ru[reset], 0] = OP_RESET
+            ri = ru[~reset]
+            if len(ri):
+                out[ri, 0] = OP_INCREMENT
+                out[ri, 2] = self._integers(ri, self.max_inc)
+        return out
+
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        if self._per_seed is not None:
+            return self._per_seed.update(obs, actions, rewards, next_obs, terminated, truncated, info)
+        ended = np.logical_or(terminated, truncated)
+        if np.count_nonzero(ended):
+            self.live &= ~ended
+            self._all_live = False
+        return None
+
+
+class _PerSeedRandomStream(PerSeedAgents):
+    """One single :class:`~icmlgym.baselines.sketch.ObliviousRandomStream` per seed (key universes of 2**32 or more)."""
 
     single = ObliviousRandomStream
     idle = (OP_QUERY, 0, 0)

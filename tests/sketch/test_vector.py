@@ -153,3 +153,26 @@ def test_make_vec_builds_the_vector_env() -> None:
     assert isinstance(venv.unwrapped, SketchAttackVectorEnv) and obs.shape == (4, 3)
     single = SketchAttackEnv(**SMALL)
     np.testing.assert_array_equal(obs[2], single.reset(seed=5)[0])  # an int seed: seed + i for sub-env i
+
+
+@pytest.mark.parametrize("n_keys", [3000, 2**31 + 1, 2**32 + 3])  # Lemire's rejection about half the time; the per-seed path
+def test_random_stream_twin_draws_as_the_single_agents(n_keys: int) -> None:
+    from gymnasium import spaces
+
+    from icmlgym.agents.protocol import AgentSpec
+    from icmlgym.baselines.sketch import ObliviousRandomStream
+    from icmlgym.baselines.sketch_vector import VectorObliviousRandomStream
+
+    space = spaces.MultiDiscrete([3, n_keys, 3])
+    spec = AgentSpec(ENV_ID, spaces.Box(0.0, np.inf, (3,)), space, None, {"update_budget": 40, "query_budget": 30})
+    singles = [ObliviousRandomStream(reset_prob=0.3) for _ in SEEDS]
+    for a, s in zip(singles, SEEDS):
+        a.reset(s, spec)
+    twin = VectorObliviousRandomStream(reset_prob=0.3)
+    twin.reset(SEEDS, spec)
+    obs = np.zeros((len(SEEDS), 3))
+    flags = np.zeros(len(SEEDS), dtype=bool)
+    for _ in range(1200):  # past a refill of the raw outputs
+        got = twin.act(obs, {})
+        np.testing.assert_array_equal(got, np.stack([a.act(obs[i], {}) for i, a in enumerate(singles)]))
+        twin.update(obs, got, np.zeros(len(SEEDS)), obs, flags, flags, {})
