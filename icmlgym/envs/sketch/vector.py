@@ -146,7 +146,7 @@ class SketchAttackVectorEnv(VectorEnv):
         return {"cost": {"updates": self.update_budget - self.updates_left, "queries": self.query_budget - self.queries_left}}
 
     # ------------------------------------------------------------------ the defender
-    def _space(self, rows: np.ndarray) -> np.ndarray:
+    def _space(self, rows: np.ndarray | slice) -> np.ndarray:
         if self.kind == "bernoulli":
             return 2 * self.held_count[rows]
         if self.kind == "exact":
@@ -209,11 +209,13 @@ class SketchAttackVectorEnv(VectorEnv):
         if np.count_nonzero(al.view(np.uint64) >= self._bounds):
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         op = al[:, 0]
-        self.steps[live] += 1
+        if self._any_ended:
+            self.steps[live] += 1
+        else:
+            self.steps += 1
         reward = np.zeros(self.num_envs)
         is_query = op == OP_QUERY
         n_query = np.count_nonzero(is_query)
-        obs = self._obs
         if n_query:
             rq = live[is_query]
             self.queries_left[rq] -= 1
@@ -226,8 +228,6 @@ class SketchAttackVectorEnv(VectorEnv):
                 rb = rq[better]
                 reward[rb] = err[better] - old_err[better]
                 self.error[rb] = err[better]
-            obs[rq, 0] = np.maximum(pub, 0.0)
-            obs[rq, 2] = self.queries_left[rq]
         if n_query < len(live):
             upd = ~is_query
             ru = live[upd]
@@ -250,27 +250,38 @@ class SketchAttackVectorEnv(VectorEnv):
                 self.truth_total[r] -= self._f(old)
                 self.values[fl] = 0
                 self._defender_reset(r, fl, old)
-            self.prefix_max_true[ru] = np.maximum(self.prefix_max_true[ru], self.truth_total[ru])
-            self.max_space[ru] = np.maximum(self.max_space[ru], self._space(ru))
-            obs[ru, 1] = self.updates_left[ru]
-        success = self.error[live] > self.epsilon
-        ended = success | (self.updates_left[live] <= 0) | (self.queries_left[live] <= 0)
+            # the other rows' truth and space did not change since their last update, which took
+            # these maxima already: the whole-array maximum equals the updated rows' one
+            np.maximum(self.prefix_max_true, self.truth_total, out=self.prefix_max_true)
+            if self.kind == "objects":
+                self.max_space[ru] = np.maximum(self.max_space[ru], self._space(ru))
+            else:
+                np.maximum(self.max_space, self._space(slice(None)), out=self.max_space)
+        # an ended row's state no longer changes, so its observation comes out as at its end
+        obs = self._obs
+        np.maximum(self.published, 0.0, out=obs[:, 0])
+        obs[:, 1] = self.updates_left
+        obs[:, 2] = self.queries_left
+        success = self.error > self.epsilon
+        ended = success | (self.updates_left <= 0) | (self.queries_left <= 0)
+        if self._any_ended:
+            ended &= ~self._done
         if np.count_nonzero(ended):
-            self._end(live, ended, success)
+            self._end(ended, success)
         info: dict[str, Any] = {"cost": {"updates": self.update_budget - self.updates_left, "queries": self.query_budget - self.queries_left}}
         if self._any_ended:
             info["metrics"] = self._metrics_out
         return obs.copy(), reward, self._terminated_out, self._truncated_out, info
 
-    def _end(self, live: np.ndarray, ended: np.ndarray, success: np.ndarray) -> None:
-        """Freeze the sub-envs ``live[ended]``: their flags and end-of-episode metrics."""
-        re = live[ended]
-        self.terminated[re] = success[ended]
-        self.truncated[re] = ~success[ended]
+    def _end(self, ended: np.ndarray, success: np.ndarray) -> None:
+        """Freeze the sub-envs that ``ended`` (a mask over all of them): their flags and end-of-episode metrics."""
+        re = np.flatnonzero(ended)
+        self.terminated[re] = success[re]
+        self.truncated[re] = ~success[re]
         self._done[re] = True
         self._any_ended = True
         m = self.metrics
-        m["success"][re] = success[ended]
+        m["success"][re] = success[re]
         m["prefix_max_error"][re] = self.error[re]
         # the single env's failure step is the step the attack succeeded, which ends the episode
         m["steps_to_failure"][re] = self.steps[re]
