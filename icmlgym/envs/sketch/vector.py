@@ -22,8 +22,9 @@ defender kinds are stacked the same way:
 
 - ``bernoulli``: each seed's sampled keys are one row of an ``(N, n_keys)`` mask hashed at reset
   with :func:`~icmlgym.envs.sketch.sketches.hash_below` (the single sketch's
-  ``hash_unit(key, salt) < p``, equal value by value), its held values a dense array, its
-  running total updated with the single sketch's arithmetic in the single sketch's order;
+  ``hash_unit(key, salt) < p``, equal value by value); a sampled key holds exactly its true
+  value, so the sketch's running total takes the truth's ``f`` gains of its sampled keys, in the
+  single sketch's order (adding or subtracting 0.0 for the others, which changes no total);
 - ``exact``: its state is the true vector's (the same operations give the same totals).
 
 Every other defender (``bottomk``, ``sample-hold``, ``switching``, ``dp-median``, ``dp-tree``,
@@ -115,7 +116,6 @@ class SketchAttackVectorEnv(VectorEnv):
         if self.kind == "bernoulli":
             keys = np.arange(nk, dtype=np.int64)
             self.sampled = np.concatenate([hash_below(keys, salt, self.p) for salt in secrets])
-            self.held = np.zeros(n * nk, dtype=np.int64)
             self.def_total = np.zeros(n)
             self.held_count = np.zeros(n, dtype=np.int64)
         elif self.kind == "exact":
@@ -160,29 +160,26 @@ class SketchAttackVectorEnv(VectorEnv):
             return self.truth_total[rows].copy()
         return np.array([float(self.defenders[i].estimate()) for i in rows.tolist()], dtype=np.float64)
 
-    def _defender_increment(self, rows: np.ndarray, flat: np.ndarray, d: np.ndarray, old_true: np.ndarray) -> None:
+    def _defender_increment(self, rows: np.ndarray, flat: np.ndarray, d: np.ndarray, old_true: np.ndarray, gain: np.ndarray) -> None:
+        """Increment ``flat`` (keys of ``rows``) by ``d``; ``old_true`` and ``gain`` are the truth's old values and ``f`` gains."""
         if self.kind == "bernoulli":
+            # a sampled key holds exactly its true value (held from its first unit, dropped at reset),
+            # so its gain is the truth's; adding 0.0 for an unsampled key leaves the total as it was
             s = self.sampled[flat]
-            r, fl, dd = rows[s], flat[s], d[s]
-            old = self.held[fl]
-            new = old + dd
-            self.held[fl] = new
-            self.def_total[r] += self._gain(old, new)
-            self.held_count[r] += old == 0
+            self.def_total[rows] += gain * s
+            self.held_count[rows] += (old_true == 0) & s
         elif self.kind == "exact":
             self.nonzero[rows] += old_true == 0
         else:
             for i, key, delta in zip(rows.tolist(), (flat - rows * self.n_keys).tolist(), d.tolist()):
                 self.defenders[i].update(key, delta)
 
-    def _defender_reset(self, rows: np.ndarray, flat: np.ndarray, old_true: np.ndarray) -> None:
+    def _defender_reset(self, rows: np.ndarray, flat: np.ndarray, old_true: np.ndarray, loss: np.ndarray) -> None:
+        """Reset ``flat`` (keys of ``rows``); ``old_true`` and ``loss`` are the truth's values before and their ``f``."""
         if self.kind == "bernoulli":
-            old = self.held[flat]
-            h = old > 0
-            r, fl = rows[h], flat[h]
-            self.def_total[r] -= self._f(old[h])
-            self.held[fl] = 0
-            self.held_count[r] -= 1
+            s = self.sampled[flat]  # held iff sampled and nonzero; subtracting 0.0 changes no total
+            self.def_total[rows] -= loss * s
+            self.held_count[rows] -= (old_true > 0) & s
         elif self.kind == "exact":
             self.nonzero[rows] -= old_true > 0
         else:
@@ -241,15 +238,17 @@ class SketchAttackVectorEnv(VectorEnv):
                 old = self.values[fl]
                 new = old + d
                 self.values[fl] = new
-                self.truth_total[r] += self._gain(old, new)
-                self._defender_increment(r, fl, d, old)
+                gain = self._gain(old, new)
+                self.truth_total[r] += gain
+                self._defender_increment(r, fl, d, old, gain)
             if n_inc < len(ru):
                 rs = ~inc
                 r, fl = ru[rs], flat[rs]
                 old = self.values[fl]
-                self.truth_total[r] -= self._f(old)
+                loss = self._f(old)
+                self.truth_total[r] -= loss
                 self.values[fl] = 0
-                self._defender_reset(r, fl, old)
+                self._defender_reset(r, fl, old, loss)
             # the other rows' truth and space did not change since their last update, which took
             # these maxima already: the whole-array maximum equals the updated rows' one
             np.maximum(self.prefix_max_true, self.truth_total, out=self.prefix_max_true)
