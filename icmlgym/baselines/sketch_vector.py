@@ -26,6 +26,8 @@ from icmlgym.baselines.sketch import OP_INCREMENT, OP_QUERY, OP_RESET, Oblivious
 _RAW = 512  # 64-bit outputs of each seed's generator drawn per refill
 _M32 = np.uint64(0xFFFFFFFF)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+_U11, _U32 = np.uint64(11), np.uint64(32)
+_THREE = np.arange(3)
 
 
 class VectorObliviousRandomStream(VectorBaseAgent):
@@ -58,6 +60,7 @@ class VectorObliviousRandomStream(VectorBaseAgent):
         self._per_seed = None
         self.query_frac = q / float(u + q)  # the single agent's
         self.reset_prob = self.template.reset_prob
+        self._nk, self._mi = np.uint64(self.n_keys), np.uint64(self.max_inc)
         n = self.num
         self.raw = np.stack([rng.bit_generator.random_raw(_RAW) for rng in self.rngs]).reshape(-1) if n else np.zeros(0, np.uint64)
         self.base = np.arange(n, dtype=np.int64) * _RAW  # seed i's outputs at raw[base[i] : base[i] + _RAW]
@@ -124,6 +127,11 @@ class VectorObliviousRandomStream(VectorBaseAgent):
         rows = self._rows if self._all_live else np.flatnonzero(self.live)
         out = np.zeros((self.num, 3), dtype=np.int64)
         out[:, 0] = OP_QUERY
+        if self.n_keys > 1 and self.max_inc > 1:
+            slow = self._act_fast(rows, out)
+            if not len(slow):
+                return out
+            rows = slow  # rows where Lemire's rejection loop may run: call by call below
         u = (self._next64(rows) >> np.uint64(11)) * _TO_UNIT
         ru = rows[u >= self.query_frac]
         if len(ru):
@@ -136,6 +144,44 @@ class VectorObliviousRandomStream(VectorBaseAgent):
                 out[ri, 0] = OP_INCREMENT
                 out[ri, 2] = self._integers(ri, self.max_inc)
         return out
+
+    def _act_fast(self, rows: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """One step of the single agent's calls for ``rows`` from the next three outputs of each seed.
+
+        With ``h`` whether a 32-bit half is buffered, a step reads: its first double from output 0;
+        the key from the buffered half (``h``) or the low half of output 1; the second double from
+        output 1 (``h``) or 2; the amount from the low half of output 2 (``h``) or the high half of
+        output 1. Writes ``out`` and advances the state of every row but those where a bounded
+        integer's leftover is below its bound (Lemire's loop may draw again), which it returns
+        untouched for the call-by-call path."""
+        p = self.ptr[rows]
+        w = self.raw[(self.base[rows] + p)[:, None] + _THREE]
+        w0, w1, w2 = w[:, 0], w[:, 1], w[:, 2]
+        h = self.has_half[rows]
+        probe = (w0 >> _U11) * _TO_UNIT >= self.query_frac  # not a query
+        v1 = np.where(h, self.half[rows], w1 & _M32)
+        reset = (np.where(h, w1, w2) >> _U11) * _TO_UNIT < self.reset_prob
+        v2 = np.where(h, w2 & _M32, w1 >> _U32)
+        m1 = v1 * self._nk
+        m2 = v2 * self._mi
+        inc = probe & ~reset
+        slow = probe & (((m1 & _M32) < self._nk) | (inc & ((m2 & _M32) < self._mi)))
+        n_slow = np.count_nonzero(slow)
+        fast = ~slow if n_slow else slice(None)
+        rf, pf, hf, probe_f, reset_f, inc_f = rows[fast], p[fast], h[fast], probe[fast], reset[fast], inc[fast]
+        ops = np.where(probe_f, np.where(reset_f, OP_RESET, OP_INCREMENT), OP_QUERY)
+        out[rf, 0] = ops
+        out[rf, 1] = np.where(probe_f, (m1[fast] >> _U32).astype(np.int64), 0)
+        out[rf, 2] = np.where(inc_f, (m2[fast] >> _U32).astype(np.int64), 0)
+        # outputs read: 1 for a query; 2 for a reset with a buffered half; 3 otherwise
+        self.ptr[rf] = pf + np.where(probe_f, np.where(reset_f & hf, 2, 3), 1)
+        # a reset flips the buffer (a half taken, or output 1's high half left); an increment takes
+        # one half and leaves output 2's high half when one was buffered
+        rr = reset_f & probe_f
+        self.has_half[rf] = hf ^ rr
+        left = np.where(rr & ~hf, w1[fast] >> _U32, np.where(inc_f & hf, w2[fast] >> _U32, self.half[rf]))
+        self.half[rf] = left
+        return rows[slow] if n_slow else rows[:0]
 
     def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
         if self._per_seed is not None:

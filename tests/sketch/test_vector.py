@@ -155,15 +155,16 @@ def test_make_vec_builds_the_vector_env() -> None:
     np.testing.assert_array_equal(obs[2], single.reset(seed=5)[0])  # an int seed: seed + i for sub-env i
 
 
-@pytest.mark.parametrize("n_keys", [3000, 2**31 + 1, 2**32 + 3])  # Lemire's rejection about half the time; the per-seed path
-def test_random_stream_twin_draws_as_the_single_agents(n_keys: int) -> None:
+# the array path; Lemire's rejection loop entered about half the time; no amount draw; the per-seed path
+@pytest.mark.parametrize(("n_keys", "max_inc"), [(3000, 3), (2**31 + 1, 3), (50, 1), (2**32 + 3, 3)])
+def test_random_stream_twin_draws_as_the_single_agents(n_keys: int, max_inc: int) -> None:
     from gymnasium import spaces
 
     from icmlgym.agents.protocol import AgentSpec
     from icmlgym.baselines.sketch import ObliviousRandomStream
     from icmlgym.baselines.sketch_vector import VectorObliviousRandomStream
 
-    space = spaces.MultiDiscrete([3, n_keys, 3])
+    space = spaces.MultiDiscrete([3, n_keys, max_inc])
     spec = AgentSpec(ENV_ID, spaces.Box(0.0, np.inf, (3,)), space, None, {"update_budget": 40, "query_budget": 30})
     singles = [ObliviousRandomStream(reset_prob=0.3) for _ in SEEDS]
     for a, s in zip(singles, SEEDS):
