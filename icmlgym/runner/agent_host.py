@@ -134,21 +134,12 @@ class AgentHost:
 
     def serve(self) -> None:
         ch = self.ch
+        fmt, payload = ch.recv_frame()
         while True:
-            fmt, payload = ch.recv_frame()
             if fmt == STEP:  # every step but an episode's first: update, then act on the new observation
-                reward, next_obs, terminated, truncated, info = decode_step_values(payload)
-                try:
-                    self.agent.update(self.obs, self.action, reward, next_obs, terminated, truncated, info)
-                    self.obs, self.info = next_obs, info
-                    self.steps += 1
-                    self.action = self.agent.act(next_obs, info)
-                except BaseException as err:  # noqa: BLE001 - reported below, as in the general loop
-                    _flush_output()
-                    ch.send(["error", _error_text(err)])
+                fmt, payload = self._play(decode_step_values(payload))
+                if fmt is None:  # the agent raised (reported)
                     return
-                ch.send_action(self.action)
-                continue
             calls = decode_frame(fmt, payload)
             if not isinstance(calls, list) or not calls:
                 raise ProtocolError("expected a list of calls")
@@ -186,10 +177,48 @@ class AgentHost:
                 _flush_output()
                 ch.send(["error", _error_text(err)])
                 return
-            if answer is _ACTION:
-                ch.send_action(self.action)
-            elif answer is not None:
+            if answer is _ACTION:  # (an episode's first action): answer it and take the next frame in one call
+                fmt, payload = ch.exchange(self.action)
+                if fmt == STEP:
+                    fmt, payload = self._play(payload)
+                    if fmt is None:
+                        return
+                continue
+            if answer is not None:
                 ch.send(answer)
+            fmt, payload = ch.recv_frame()
+
+    def _play(self, values: tuple[Any, ...]) -> tuple[int | None, Any]:
+        """Play step frames until another kind of frame comes: ``values`` (the first step's, decoded)
+        then each next one, update then act, answered by :meth:`Channel.exchange`. Returns the
+        frame that ended the run of steps (format, payload), or ``(None, None)`` once the agent
+        raised (reported to the evaluator as ``["error", text]``).
+
+        The agent's ``update`` and ``act`` are looked up once per run of steps (an episode: its
+        first act and every reset come in other frames), as :func:`icmlgym.runner.rollout.rollout`
+        looks them up once per episode in a local run."""
+        ch, agent = self.ch, self.agent
+        update, act = agent.update, agent.act
+        obs, action, steps = self.obs, self.action, self.steps
+        info = self.info
+        try:
+            while True:
+                reward, next_obs, terminated, truncated, info = values
+                update(obs, action, reward, next_obs, terminated, truncated, info)
+                steps += 1
+                obs = next_obs
+                action = act(next_obs, info)
+                fmt, values = ch.exchange(action)
+                if fmt != STEP:
+                    return fmt, values
+        except ProtocolError:
+            raise
+        except BaseException as err:  # noqa: BLE001 - reported as in the general loop
+            _flush_output()
+            ch.send(["error", _error_text(err)])
+            return None, None
+        finally:
+            self.obs, self.info, self.action, self.steps = obs, info, action, steps
 
 
 def _flush_output() -> None:

@@ -65,8 +65,11 @@ import os
 import pickle
 import select
 import socket
+import stat
 import struct
+import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -314,6 +317,11 @@ class _Pickler(pickle.Pickler):
 
 _ACTION_HEAD = struct.Struct("<cB")  # kind (b"i" int, b"f" float, b"s" numpy scalar, b"a" array), dtype-string length
 _I64, _F64 = struct.Struct("<q"), struct.Struct("<d")
+_INT_ACTION = struct.Struct("<10sq")  # an int action's whole frame: its fixed first 10 bytes (header, kind, 0), the value
+_U32 = struct.Struct(">I")  # a header's payload length
+_STEP_FLAGS = struct.Struct("<dBB")  # a step payload's reward, terminated, truncated (the start of _STEP_HEAD)
+_STEP_PREFIX = MAGIC + bytes((PROTOCOL_VERSION, STEP))  # the first 4 header bytes of every step frame
+_STEP_OBS = HEADER_SIZE + _STEP_FLAGS.size  # where a step frame's layout (dtype-string length, ndim, dtype, shape) starts
 _MAX_DIMS = 32
 
 
@@ -392,6 +400,11 @@ def decode_action(data: bytes) -> list[Any]:
     raise ProtocolError(f"malformed action frame (kind {bytes(data[:1])!r}, {len(data)} bytes)")
 
 
+def _poll_ms(seconds: float) -> int:
+    """``seconds`` as ``poll``'s timeout: whole milliseconds, rounded up, at least 1."""
+    return min(max(1, math.ceil(seconds * 1000)), 2**31 - 1)
+
+
 def frame(payload: bytes, max_message: int = DEFAULT_MAX_MESSAGE, fmt: int = JSON) -> bytes:
     """One frame: the header, then ``payload`` (``ProtocolError`` past ``max_message`` bytes)."""
     if len(payload) > max_message:
@@ -440,9 +453,27 @@ class Channel:
         self._pickler = _Pickler(self._out, protocol=pickle.HIGHEST_PROTOCOL)
         self._timeout: float | None = None  # the socket's receive timeout as last set
         # the whole frame of an int action but its value (header, kind, dtype length): its fast path
-        self._int_frame = _HEADER.pack(MAGIC, PROTOCOL_VERSION, ACTION, 10) + b"i\x00" if self.max_message >= 10 else b""
+        self._int_ok = self.max_message >= 10
+        self._int_frame = _HEADER.pack(MAGIC, PROTOCOL_VERSION, ACTION, 10) + b"i\x00" if self._int_ok else b"\x00" * 10
+        # the step frame's layout as last sent (observation dtype and shape, its layout bytes, the
+        # payload's size but the info) and as last received (layout bytes, dtype, shape, where the
+        # observation's bytes start and stop): see step and exchange
+        self._out_dtype: Any = None
+        self._out_shape: tuple[int, ...] | None = None
+        self._out_key = b""
+        self._out_fixed = 0
+        self._in_key = b"\xff"  # matches no layout (a dtype string is shorter than 255 bytes)
+        self._in_layout: tuple[np.dtype, tuple[int, ...], int, int] | None = None
+        self._info_arrays = False  # an info held a numpy object: pickle infos with _Pickler from then on
         self._sock: socket.socket | None = None
         self._poll: Any = None
+        # a pipe's step answers: a blocking read whose deadline a watchdog thread keeps (see step, _Watchdog)
+        self._waits = 0  # odd while step waits for an answer
+        self._wait_timeout: float | None = None  # that wait's deadline in seconds (None: none)
+        self._watchdog: _Watchdog | None = None
+        self._late = False  # the watchdog woke a wait past its deadline: every later read is late
+        self._lock = threading.Lock()  # close() against the watchdog's wake-up (it opens this channel's read end)
+        self._closed = False
         dup = os.dup(rfd)
         try:  # on a socket, deadlines are the kernel's receive timeout: one syscall per read, no select
             self._sock = socket.socket(fileno=dup)
@@ -477,7 +508,16 @@ class Channel:
                 fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
             except OSError:
                 pass
-        return cls(to_eval_r, to_agent_w, max_message=max_message), (to_agent_r, to_eval_w)
+        ch = cls(to_eval_r, to_agent_w, max_message=max_message)
+        ch._watch_deadlines()  # here, before the caller pins its thread: the watchdog's thread keeps every CPU
+        return ch, (to_agent_r, to_eval_w)
+
+    def _watch_deadlines(self) -> None:
+        """Start the watchdog of this pipe channel's step answers (see :meth:`step`), where it can wake a read."""
+        wake = _reopen_for_write(self.rfd) if self._sock is None else None
+        if wake is not None:
+            os.close(wake)
+            self._watchdog = _Watchdog(self)
 
     def send(self, obj: Any, pickle_ok: bool = False) -> None:
         """Send one message: a pickle with ``pickle_ok`` (the evaluator's side), else tagged JSON."""
@@ -506,8 +546,8 @@ class Channel:
 
     def send_action(self, action: Any) -> None:
         """Send ``["action", action]`` (the agent's answer to ``act``), as a format-2 frame when it fits one."""
-        if type(action) is int and -(2**63) <= action < 2**63 and self._int_frame:  # the commonest action
-            self._send_all(self._int_frame + _I64.pack(action))
+        if type(action) is int and -(2**63) <= action < 2**63 and self._int_ok:  # the commonest action
+            self._send_all(_INT_ACTION.pack(self._int_frame, action))
             return
         payload = encode_action(action)
         if payload is None:
@@ -516,17 +556,134 @@ class Channel:
             self._write(payload, ACTION)
 
     def step(self, update: list[Any], timeout: float | None, what: str = "the agent's answer to 'act_next'") -> Any:
-        """The evaluator's call of every step: send ``[update, ["act_next"]]``, return the agent's action."""
-        self.send_step(update)
-        if self._buf:
+        """The evaluator's call of every step: send ``[update, ["act_next"]]``, return the agent's action.
+
+        The usual step (a float reward, bool flags, a numeric array observation of the last step's
+        dtype and shape) is one format-3 frame built from the cached layout in one ``join``; the
+        info is pickled by ``pickle.dumps`` until one holds a numpy object (then by the channel's
+        pickler, which sends arrays as raw bytes). On a pipe the answer's first read is a plain
+        blocking read, no ``poll``: the channel's watchdog thread keeps its deadline (see
+        :class:`_Watchdog`; a late answer raises :class:`ProtocolError` "late" as before, within
+        a few hundredths of a second past its deadline); an int action is recognised by its fixed
+        first 10 bytes. The frame's bytes and every check are those of :meth:`send_step` and
+        :meth:`recv`."""
+        _, reward, obs, terminated, truncated, info = update
+        if (type(obs) is np.ndarray and type(reward) is float and type(terminated) is bool and type(truncated) is bool
+                and ((obs.dtype is self._out_dtype and obs.shape == self._out_shape) or self._learn_out(obs))):
+            if self._info_arrays:
+                infob = _dumps(info, self._pickler, self._out)
+            else:
+                infob = pickle.dumps(info, pickle.HIGHEST_PROTOCOL)
+                if b"numpy" in infob:  # numpy's own reduction was used: ours from now on (raw bytes, no numpy calls)
+                    self._info_arrays = True
+                    infob = _dumps(info, self._pickler, self._out)
+            size = self._out_fixed + len(infob)
+            if size > self.max_message:
+                raise ProtocolError(f"message of {size} bytes exceeds the limit of {self.max_message} bytes")
+            self._send_all(b"".join((_STEP_PREFIX, _U32.pack(size), _STEP_FLAGS.pack(reward, terminated, truncated),
+                                     self._out_key, obs.tobytes(), infob)))
+        else:
+            self.send_step(update)
+        if self._buf or self._late:
             return expect(self.recv(timeout, what), "action")
-        deadline = None if timeout is None else time.monotonic() + timeout
-        self._wait(timeout, what)
-        data = self._read(what)
-        if len(data) == 18 and data[:10] == self._int_frame:
-            self.bytes_received += 18
-            return _I64.unpack_from(data, 10)[0]
-        return expect(self._decode_first(data, deadline, timeout, what), "action")
+        if self._watchdog is None:  # a socket (the kernel's receive timeout), or a pipe without a watchdog (a poll first)
+            data, deadline = self._first(timeout, what)
+            if len(data) == 18 and data.startswith(self._int_frame):
+                self.bytes_received += 18
+                return _I64.unpack_from(data, 10)[0]
+            return expect(self._decode_first(data, deadline, timeout, what), "action")
+        # a pipe of Channel.pipes(): blocking reads, the watchdog keeps the whole answer's deadline
+        if timeout != self._wait_timeout:
+            self._wait_timeout = timeout
+            self._watchdog.retick(timeout)
+        self._waits += 1  # odd while the answer is read: the watchdog wakes the read once it outlives the deadline
+        try:
+            data = os.read(self.rfd, 65536)
+            if len(data) == 18 and data.startswith(self._int_frame):
+                self.bytes_received += 18
+                return _I64.unpack_from(data, 10)[0]
+            if self._late:
+                raise ProtocolError(f"late: no {what} within its deadline")
+            if not data:
+                raise ProtocolError(f"the other side closed the channel before sending {what}")
+            return expect(self._decode_first(data, None, None, what), "action")  # the rest: blocking reads too
+        except OSError as err:
+            raise ProtocolError(f"the channel broke while reading {what}: {err}") from None
+        finally:
+            self._waits += 1
+
+    def _wake_late(self, waits: int) -> None:
+        """(The watchdog's thread) the wait ``waits`` outlived its deadline: mark every later read late,
+        and end the blocked read with one byte written through a write end of our own read pipe."""
+        with self._lock:
+            if self._closed or self._waits != waits:
+                return
+            self._late = True
+            fd = _reopen_for_write(self.rfd)
+            if fd is None:
+                return
+            try:
+                os.write(fd, b"\x00")  # non-blocking: a full pipe is one the read does not wait on
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def _learn_out(self, obs: np.ndarray) -> bool:
+        """Cache the step frame's layout for observations like ``obs``; False if it cannot travel in one."""
+        name = _dtype_name(obs.dtype)
+        if name is None or obs.ndim > _MAX_DIMS:
+            return False
+        self._out_key = bytes((len(name), obs.ndim)) + name + _shape_struct(obs.ndim).pack(*obs.shape)
+        self._out_fixed = _STEP_FLAGS.size + len(self._out_key) + obs.nbytes
+        self._out_dtype, self._out_shape = obs.dtype, obs.shape
+        return True
+
+    def exchange(self, action: Any) -> tuple[int, Any]:
+        """The agent's side of a step: answer ``["action", action]``, then receive the next frame.
+
+        Returns ``(STEP, (reward, next_obs, terminated, truncated, info))`` for a step frame,
+        decoded as :func:`decode_step_values` decodes it, else ``(fmt, payload)`` of the frame
+        that came, checked as :meth:`recv_frame` checks it and not decoded."""
+        if type(action) is int and -(2**63) <= action < 2**63 and self._int_ok:
+            self._send_all(_INT_ACTION.pack(self._int_frame, action))
+        else:
+            self.send_action(action)
+        return self.recv_step()
+
+    def recv_step(self) -> tuple[int, Any]:
+        """The next frame, as :meth:`exchange` returns it (no deadline: the agent's side waits for its calls)."""
+        if self._buf or self._sock is not None:
+            fmt, payload = self.recv_frame()
+            return (STEP, decode_step_values(payload)) if fmt == STEP else (fmt, payload)
+        data = self._read("a message")
+        n = len(data)
+        if (n >= _STEP_OBS + 2 and data.startswith(_STEP_PREFIX) and self.allow_pickle
+                and n - HEADER_SIZE == _U32.unpack_from(data, 4)[0] <= self.max_message):  # exactly one step frame
+            self.bytes_received += n
+            reward, terminated, truncated = _STEP_FLAGS.unpack_from(data, HEADER_SIZE)
+            layout = self._in_layout if data.startswith(self._in_key, _STEP_OBS) else self._learn_in(data)
+            dt, shape, start, stop = layout  # type: ignore[misc]
+            obs = np.ndarray(shape, dt, bytearray(data[start:stop]))  # its own writable copy, as the evaluator's was
+            return STEP, (reward, obs, bool(terminated), bool(truncated), pickle.loads(data[stop:]))
+        if self._whole(data):
+            self.bytes_received += n
+            fmt, payload = data[3], data[HEADER_SIZE:]
+        else:
+            self._buf += data
+            fmt, payload = self._frame(None, None, "a message", False)
+        return (STEP, decode_step_values(payload)) if fmt == STEP else (fmt, payload)
+
+    def _learn_in(self, data: bytes) -> tuple[np.dtype, tuple[int, ...], int, int]:
+        """The observation layout of the step frame ``data`` (dtype, shape, start and stop of its bytes), cached."""
+        n, ndim = data[_STEP_OBS], data[_STEP_OBS + 1]
+        at = _STEP_OBS + 2
+        dt = _numeric_dtype(data[at : at + n])
+        shape = _shape_struct(ndim).unpack_from(data, at + n)
+        start = at + n + 8 * ndim
+        self._in_key = bytes(data[_STEP_OBS:start])
+        self._in_layout = (dt, shape, start, start + math.prod(shape) * dt.itemsize)
+        return self._in_layout
 
     def _write(self, payload: bytes, fmt: int) -> None:
         size = len(payload)
@@ -536,22 +693,36 @@ class Channel:
 
     def _send_all(self, data: bytes) -> None:
         size = len(data)
-        n = os.write(self.wfd, data)
-        if n < size:
-            view = memoryview(data)[n:]
-            while view:
-                view = view[os.write(self.wfd, view):]
+        try:
+            n = os.write(self.wfd, data)
+            if n < size:
+                view = memoryview(data)[n:]
+                while view:
+                    view = view[os.write(self.wfd, view):]
+        except BrokenPipeError:
+            raise ProtocolError("the other side closed the channel before receiving a message") from None
+        except OSError as err:
+            raise ProtocolError(f"the channel broke while sending a message: {err}") from None
         self.bytes_sent += size
         self.frames_sent += 1
 
     def _wait(self, timeout: float | None, what: str) -> None:
         """Before the first read of a message: arm its deadline (a socket's receive timeout), or wait for
-        data until it (a pipe: ``poll``); :class:`ProtocolError` when nothing came in time."""
+        data until it (a blocking pipe: ``poll``); :class:`ProtocolError` when nothing came in time."""
         if self._sock is not None:
             if timeout != self._timeout:
                 self._set_timeout(timeout)
-        elif timeout is not None and not self._poll.poll(min(max(1, math.ceil(timeout * 1000)), 2**31 - 1)):
+        elif timeout is not None and not self._poll.poll(_poll_ms(timeout)):
             raise ProtocolError(f"late: no {what} within its deadline")
+
+    def _first(self, timeout: float | None, what: str) -> tuple[bytes, float | None]:
+        """The first read of a message, by its deadline, and that deadline (None without ``timeout``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._wait(timeout, what)
+        chunk = self._read(what)
+        if self._late:  # a byte of the watchdog's (a step answer was late): this channel is done
+            raise ProtocolError(f"late: no {what} within its deadline")
+        return chunk, deadline
 
     def _set_timeout(self, seconds: float | None) -> None:
         if self._sock is not None and seconds != self._timeout:
@@ -575,28 +746,31 @@ class Channel:
                 self._set_timeout(None)
             first = False
             self._buf += self._read(what, max(n - len(self._buf), 65536))
+            if self._late:  # the watchdog woke this read (step's answer outlived its deadline)
+                raise ProtocolError(f"late: no {what} within its deadline")
 
     def recv(self, timeout: float | None = None, what: str = "a message") -> Any:
         """Receive one message; :class:`ProtocolError` if it is malformed, too big or later than ``timeout`` s."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        if self._late:
+            raise ProtocolError(f"late: no {what} within its deadline")
         if not self._buf:
-            self._wait(timeout, what)
-            return self._decode_first(self._read(what), deadline, timeout, what)
+            data, deadline = self._first(timeout, what)
+            return self._decode_first(data, deadline, timeout, what)
+        deadline = None if timeout is None else time.monotonic() + timeout
         return self._buffered(deadline, timeout, what, True)
 
     def recv_frame(self, timeout: float | None = None, what: str = "a message") -> tuple[int, bytes]:
         """The format and payload of the next frame, checked like :meth:`recv` checks it, not decoded."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        first = True
+        if self._late:
+            raise ProtocolError(f"late: no {what} within its deadline")
         if not self._buf:
-            self._wait(timeout, what)
-            data = self._read(what)
+            data, deadline = self._first(timeout, what)
             if self._whole(data):
                 self.bytes_received += len(data)
                 return data[3], data[HEADER_SIZE:]
             self._buf += data
-            first = False
-        return self._frame(deadline, timeout, what, first)
+            return self._frame(deadline, timeout, what, False)
+        return self._frame(None if timeout is None else time.monotonic() + timeout, timeout, what, True)
 
     def _whole(self, data: bytes) -> bool:
         """Whether ``data`` is exactly one complete frame that passes every header check."""
@@ -659,6 +833,13 @@ class Channel:
         raise ProtocolError(f"oversized message: {length} bytes announced, the limit is {self.max_message}")
 
     def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        with self._lock:
+            self._closed = True
+            self._close_fds()
+
+    def _close_fds(self) -> None:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -667,6 +848,71 @@ class Channel:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _reopen_for_write(fd: int) -> int | None:
+    """A new non-blocking write end of the pipe whose read end is ``fd`` (opened through
+    ``/proc/self/fd``), or None where that is not possible."""
+    try:
+        w = os.open(f"/proc/self/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        ours, new = os.fstat(fd), os.fstat(w)
+        if stat.S_ISFIFO(new.st_mode) and (new.st_dev, new.st_ino) == (ours.st_dev, ours.st_ino):
+            return w
+    except OSError:
+        pass
+    os.close(w)
+    return None
+
+
+class _Watchdog:
+    """The deadline keeper of a pipe channel's step answers, which :meth:`Channel.step` reads with a
+    plain blocking read: a ``poll`` before each read cost more than the rest of the evaluator's channel
+    code per step (``docs/performance.md``, perf7-chan).
+
+    A daemon thread looks at the channel's wait counter every ``tick`` seconds (an eighth of the
+    deadline, at most 0.05 s). A wait it has seen for at least the deadline has lasted at least that
+    long (it began before it was first seen), so it is late, never early; it is caught at most about
+    two ticks past its deadline. The thread then wakes the read (:meth:`Channel._wake_late`): that
+    read and every later one raise :class:`ProtocolError` "late", as a polled deadline does. The
+    thread holds the channel weakly and ends with :meth:`Channel.close`.
+
+    Args:
+        channel: the evaluator's end of a pipe pair (see :meth:`Channel.pipes`).
+    """
+
+    def __init__(self, channel: Channel) -> None:
+        self._ref = weakref.ref(channel)
+        self._stop = threading.Event()
+        self.tick = 0.05
+        self._thread = threading.Thread(target=self._run, name="channel-deadlines", daemon=True)
+        self._thread.start()
+
+    def retick(self, timeout: float | None) -> None:
+        """Look often enough for deadlines of ``timeout`` seconds (from the next look on)."""
+        self.tick = 0.05 if timeout is None else min(0.05, max(timeout / 8, 0.001))
+
+    def stop(self) -> None:
+        """End the thread (at once: it waits on this event)."""
+        self._stop.set()
+
+    def _run(self) -> None:
+        seen, since = -1, 0.0
+        while not self._stop.wait(self.tick):
+            ch = self._ref()
+            if ch is None:
+                return
+            waits, timeout = ch._waits, ch._wait_timeout
+            if not waits & 1 or timeout is None:
+                seen = -1
+            elif waits != seen:
+                seen, since = waits, time.monotonic()
+            elif time.monotonic() - since >= timeout:
+                ch._wake_late(waits)
+                seen = -1
+            del ch
 
 
 def expect(message: Any, answer: str) -> Any:

@@ -276,6 +276,20 @@ class Late(RandomAgent):
         return 0
 
 
+class LateMidway(RandomAgent):
+    """Answers 20 steps on time, then one after its deadline (a step frame's answer, kept by the channel's watchdog)."""
+
+    def reset(self, seed, spec):
+        super().reset(seed, spec)
+        self.calls = 0
+
+    def act(self, obs, info):
+        self.calls += 1
+        if self.calls > 20:
+            time.sleep(30)
+        return super().act(obs, info)
+
+
 class Trainer(BaseAgent):
     """An honest agent that trains: pulls every arm of its own training env, then plays UCB1."""
 

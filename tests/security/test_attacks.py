@@ -121,11 +121,12 @@ def test_environment_secrets_never_reach_the_agent_or_the_record(monkeypatch, mo
     assert "ICMLGYM_ARENA_API_KEY" not in rec.error  # scrubbed: the agent never had it
 
 
-@pytest.mark.parametrize("agent,reason", [("Garbler", "malformed frame header"), ("Oversized", "oversized message"), ("Late", "late")])
+@pytest.mark.parametrize("agent,reason", [("Garbler", "malformed frame header"), ("Oversized", "oversized message"), ("Late", "late"),
+                                          ("LateMidway", "late: no the agent's answer to 'act_next' within its deadline")])
 def test_malformed_oversized_and_late_messages_are_failed_runs(agent, reason):
     t0 = time.monotonic()
     # the frames of Garbler and Oversized must arrive before the deadline; Late's never does
-    rec = isolated(agent, call_timeout=1.0 if agent == "Late" else 2.0)
+    rec = isolated(agent, call_timeout=1.0 if agent.startswith("Late") else 2.0)
     assert rec.status == "failed" and rec.error.startswith("protocol:") and reason in rec.error
     assert time.monotonic() - t0 < 20
 

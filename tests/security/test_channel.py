@@ -209,3 +209,175 @@ def test_step_frames_cross_exactly_and_only_towards_the_agent():
     os.write(ag.wfd, frame(b"\x00" * 20, fmt=STEP))
     with pytest.raises(ProtocolError, match="never unpickles"):
         ev.recv(5.0)
+
+
+# -- the step path over the sandbox's pipes: Channel.step (evaluator) and Channel.exchange (agent) --
+
+
+def _pipe_ends(max_message=DEFAULT_MAX_MESSAGE):
+    ev, (r, w) = Channel.pipes(max_message)
+    return ev, Channel(r, w, max_message=max_message, allow_pickle=True)
+
+
+def _raw_frame(ch):
+    """The bytes of the next frame the channel ``ch`` (the agent's end) receives, read raw."""
+    header = os.read(ch.rfd, 8)
+    (length,) = struct.unpack_from(">I", header, 4)
+    body = b""
+    while len(body) < length:
+        body += os.read(ch.rfd, length - len(body))
+    return header + body
+
+
+def test_the_step_frame_is_send_steps_frame_byte_for_byte():
+    ev, ag = _pipe_ends()
+    try:
+        obs = np.array([1.0, 0.25], dtype=np.float32)
+        for info in ({"cost": {"env_steps": 4}}, {"metrics": {"x": 0.5, "n": 3, "s": "a", "t": (1, None)}}, {}):
+            update = ["update", 0.5, obs, False, True, info]
+            ev.send_step(update)
+            reference = _raw_frame(ag)
+            ag.send_action(1)  # the answer is there before step reads it
+            assert ev.step(update, 5.0) == 1
+            assert _raw_frame(ag) == reference
+    finally:
+        ev.close()
+        ag.close()
+
+
+def test_exchange_decodes_what_decode_step_values_decodes():
+    from icmlgym.runner.channel import STEP, decode_step_values
+
+    ev, ag = _pipe_ends()
+    try:
+        for obs, info in ((np.arange(6, dtype=np.float32).reshape(2, 3) / 7, {"cost": {"env_steps": 3}}),
+                          (np.array([1.0, 2.0], dtype=">f8"), {"arr": np.arange(3), "x": np.float64(0.5)}),  # a new layout
+                          (np.array([3.0, 4.0], dtype=">f8"), {"k": [1, 2]})):  # the cached one
+            ev.send_step(["update", 0.25, obs, True, False, info])
+            payload = _raw_frame(ag)[8:]
+            ev.send_step(["update", 0.25, obs, True, False, info])
+            fmt, values = ag.exchange(7)
+            assert fmt == STEP
+            expected = decode_step_values(payload)
+            reward, out, term, trunc, out_info = values
+            assert (reward, term, trunc) == expected[0:1] + expected[2:4] == (0.25, True, False)
+            assert out.dtype == obs.dtype and out.shape == obs.shape and out.tobytes() == obs.tobytes()
+            assert out.flags.writeable and out.flags.c_contiguous
+            assert repr(out_info) == repr(info)
+            assert expect(ev.recv(5.0), "action") == 7
+        # anything but a step frame comes back undecoded, checked
+        ev.send([["close"]], pickle_ok=True)
+        fmt, payload = ag.exchange(2)
+        assert fmt == 1 and pickle.loads(payload) == [["close"]]
+        assert expect(ev.recv(5.0), "action") == 2
+    finally:
+        ev.close()
+        ag.close()
+
+
+def test_infos_with_arrays_switch_to_the_raw_array_pickler():
+    ev, ag = _pipe_ends()
+    try:
+        obs = np.zeros(2, dtype=np.float32)
+        ag.send_action(0)
+        assert ev.step(["update", 0.0, obs, False, False, {"a": 1}], 5.0) == 0 and not ev._info_arrays
+        ag_frame = _raw_frame(ag)
+        assert b"numpy" not in ag_frame
+        ag.send_action(1)
+        info = {"steps": np.arange(4, dtype=np.int64)}
+        assert ev.step(["update", 0.0, obs, False, False, info], 5.0) == 1 and ev._info_arrays
+        sent = _raw_frame(ag)
+        ev.send_step(["update", 0.0, obs, False, False, info])
+        assert _raw_frame(ag) == sent  # the channel's own pickler, as send_step uses
+    finally:
+        ev.close()
+        ag.close()
+
+
+def test_step_answers_are_checked_as_every_answer():
+    ev, ag = _pipe_ends(max_message=1024)
+    obs = np.zeros(2, dtype=np.float32)
+    update = ["update", 0.0, obs, False, False, {}]
+    try:
+        ag.send(["action", {"not": "a number"}])  # JSON: decoded and handed back
+        assert ev.step(update, 5.0) == {"not": "a number"}
+        os.write(ag.wfd, b"HTTP/1.1 200 OK\r\n")
+        with pytest.raises(ProtocolError, match="malformed frame header"):
+            ev.step(update, 5.0)
+        ev._buf.clear()
+        ag.send(["error", "boom"])
+        with pytest.raises(PeerError, match="boom"):
+            ev.step(update, 5.0)
+        ag.send(["bye", {}])
+        with pytest.raises(ProtocolError, match="wrong kind"):
+            ev.step(update, 5.0)
+        os.write(ag.wfd, struct.pack(">2sBBI", b"IG", PROTOCOL_VERSION, 0, 4096))
+        with pytest.raises(ProtocolError, match="oversized"):
+            ev.step(update, 5.0)
+        ev._buf.clear()
+        with pytest.raises(ProtocolError, match="exceeds the limit of 1024"):
+            ev.step(["update", 0.0, obs, False, False, {"x": "y" * 2000}], 5.0)
+    finally:
+        ev.close()
+        ag.close()
+
+
+@pytest.mark.parametrize("sent", [b"", b"IG\x01\x02\x00"])  # nothing, or the start of a frame and then silence
+def test_a_late_step_answer_fails_on_time_and_ends_the_channel(sent):
+    import time
+
+    ev, ag = _pipe_ends()
+    try:
+        os.write(ag.wfd, sent)
+        t0 = time.monotonic()
+        with pytest.raises(ProtocolError, match="late: no the agent's answer to 'act_next' within its deadline"):
+            ev.step(["update", 0.0, np.zeros(2, dtype=np.float32), False, False, {}], 0.3)
+        waited = time.monotonic() - t0
+        assert 0.3 <= waited < 1.0  # never early; the watchdog looks every 0.0375 s here
+        ag.send_action(1)  # too late: the channel stays failed
+        for call in (lambda: ev.recv(5.0), lambda: ev.step(["update", 0.0, np.zeros(2, dtype=np.float32), False, False, {}], 5.0)):
+            with pytest.raises(ProtocolError, match="late"):
+                call()
+    finally:
+        ev.close()
+        ag.close()
+
+
+def test_an_answer_within_its_deadline_is_never_late():
+    import threading
+    import time
+
+    ev, ag = _pipe_ends()
+    obs = np.zeros(2, dtype=np.float32)
+    try:
+        for delay in (0.0, 0.05, 0.15):  # answered by another thread while step waits
+            t = threading.Timer(delay, lambda: ag.send_action(5))
+            t.start()
+            assert ev.step(["update", 0.0, obs, False, False, {}], 0.4) == 5
+            t.join()
+        time.sleep(0.5)  # a channel between steps (the env's turn) is not waiting: nothing is late
+        ag.send_action(6)
+        assert ev.step(["update", 0.0, obs, False, False, {}], 0.4) == 6
+    finally:
+        ev.close()
+        ag.close()
+
+
+def test_a_closed_peer_and_the_watchdogs_end():
+    obs = np.zeros(2, dtype=np.float32)
+    ev, ag = _pipe_ends()
+    watchdog = ev._watchdog
+    assert watchdog is not None and watchdog._thread.is_alive()
+    ag.close()
+    with pytest.raises(ProtocolError, match="closed the channel before receiving"):  # the write fails: no reader
+        ev.step(["update", 0.0, obs, False, False, {}], 5.0)
+    ev.close()
+    watchdog._thread.join(timeout=2)
+    assert not watchdog._thread.is_alive()
+    ev.close()  # twice is fine
+    ev, ag = _pipe_ends()
+    os.close(ag.wfd)  # it reads the step, and never answers
+    with pytest.raises(ProtocolError, match="closed the channel before sending the agent's answer"):
+        ev.step(["update", 0.0, obs, False, False, {}], 5.0)
+    ev.close()
+    os.close(ag.rfd)
