@@ -7,7 +7,9 @@ separate processes; this module is everything that crosses between them.
 message than a socket); :meth:`Channel.pair` gives a Unix socket pair. Either way a
 deadline costs no extra system call on the sender's side; on a pipe the receiver
 calls ``poll`` once before its first read of a message, on a socket the kernel's receive
-timeout does it.
+timeout does it. The evaluator's step answers on a pipe (:meth:`Channel.step`, every step)
+are read with a plain blocking read instead; a watchdog thread keeps their deadline
+(:class:`_Watchdog`).
 
 **Frames.** Each message is one frame: an 8-byte header (``b"IG"``, the
 protocol version as one byte, a format byte, the payload length as a big-endian
