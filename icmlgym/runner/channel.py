@@ -648,7 +648,17 @@ class Channel:
         decoded as :func:`decode_step_values` decodes it, else ``(fmt, payload)`` of the frame
         that came, checked as :meth:`recv_frame` checks it and not decoded."""
         if type(action) is int and -(2**63) <= action < 2**63 and self._int_ok:
-            self._send_all(_INT_ACTION.pack(self._int_frame, action))
+            data = _INT_ACTION.pack(self._int_frame, action)
+            try:
+                sent = os.write(self.wfd, data)  # 18 bytes: one write (a pipe writes up to PIPE_BUF bytes whole)
+            except OSError:
+                sent = 0
+            if sent == 18:
+                self.bytes_sent += 18
+                self.frames_sent += 1
+            else:
+                self._send_all(data[sent:])  # (what is left, or the error as a ProtocolError)
+                self.bytes_sent += sent
         else:
             self.send_action(action)
         return self.recv_step()
@@ -658,7 +668,12 @@ class Channel:
         if self._buf or self._sock is not None:
             fmt, payload = self.recv_frame()
             return (STEP, decode_step_values(payload)) if fmt == STEP else (fmt, payload)
-        data = self._read("a message")
+        try:
+            data = os.read(self.rfd, 65536)
+        except OSError as err:
+            raise ProtocolError(f"the channel broke while reading a message: {err}") from None
+        if not data:
+            raise ProtocolError("the other side closed the channel before sending a message")
         n = len(data)
         if (n >= _STEP_OBS + 2 and data.startswith(_STEP_PREFIX) and self.allow_pickle
                 and n - HEADER_SIZE == _U32.unpack_from(data, 4)[0] <= self.max_message):  # exactly one step frame
