@@ -198,7 +198,7 @@ class AgentHost:
         first act and every reset come in other frames), as :func:`icmlgym.runner.rollout.rollout`
         looks them up once per episode in a local run."""
         ch, agent = self.ch, self.agent
-        update, act = agent.update, agent.act
+        update, act, exchange = agent.update, agent.act, ch.exchange
         obs, action, steps = self.obs, self.action, self.steps
         info = self.info
         try:
@@ -208,7 +208,7 @@ class AgentHost:
                 steps += 1
                 obs = next_obs
                 action = act(next_obs, info)
-                fmt, values = ch.exchange(action)
+                fmt, values = exchange(action)
                 if fmt != STEP:
                     return fmt, values
         except ProtocolError:

@@ -465,6 +465,7 @@ class Channel:
         self._out_key = b""
         self._out_fixed = 0
         self._in_key = b"\xff"  # matches no layout (a dtype string is shorter than 255 bytes)
+        self._step_prefix = _STEP_PREFIX if allow_pickle else b"\xff"  # what starts a step frame this end may decode
         self._in_layout: tuple[np.dtype, tuple[int, ...], int, int] | None = None
         self._info_arrays = False  # an info held a numpy object: pickle infos with _Pickler from then on
         self._sock: socket.socket | None = None
@@ -582,8 +583,18 @@ class Channel:
             size = self._out_fixed + len(infob)
             if size > self.max_message:
                 raise ProtocolError(f"message of {size} bytes exceeds the limit of {self.max_message} bytes")
-            self._send_all(b"".join((_STEP_PREFIX, _U32.pack(size), _STEP_FLAGS.pack(reward, terminated, truncated),
-                                     self._out_key, obs.tobytes(), infob)))
+            data = b"".join((_STEP_PREFIX, _U32.pack(size), _STEP_FLAGS.pack(reward, terminated, truncated),
+                              self._out_key, obs.tobytes(), infob))
+            try:
+                sent = os.write(self.wfd, data)
+            except OSError:
+                sent = 0
+            if sent == len(data):
+                self.bytes_sent += sent
+                self.frames_sent += 1
+            else:
+                self._send_all(data[sent:])  # (what is left, or the error as a ProtocolError)
+                self.bytes_sent += sent
         else:
             self.send_step(update)
         if self._buf or self._late:
@@ -675,7 +686,7 @@ class Channel:
         if not data:
             raise ProtocolError("the other side closed the channel before sending a message")
         n = len(data)
-        if (n >= _STEP_OBS + 2 and data.startswith(_STEP_PREFIX) and self.allow_pickle
+        if (n >= _STEP_OBS + 2 and data.startswith(self._step_prefix)
                 and n - HEADER_SIZE == _U32.unpack_from(data, 4)[0] <= self.max_message):  # exactly one step frame
             self.bytes_received += n
             reward, terminated, truncated = _STEP_FLAGS.unpack_from(data, HEADER_SIZE)

@@ -381,3 +381,20 @@ def test_a_closed_peer_and_the_watchdogs_end():
         ev.step(["update", 0.0, obs, False, False, {}], 5.0)
     ev.close()
     os.close(ag.rfd)
+
+
+def test_the_evaluators_end_never_decodes_a_step_frame_from_the_agent():
+    from icmlgym.runner.channel import STEP, frame
+
+    ev, ag = _pipe_ends()
+    try:
+        ag.send_step(["update", 0.5, np.zeros(2, dtype=np.float32), False, False, {}])  # the agent's end, sending one
+        with pytest.raises(ProtocolError, match="never unpickles"):
+            ev.recv_step()
+        ev._buf.clear()
+        os.write(ag.wfd, frame(b"\x00" * 30, fmt=STEP))
+        with pytest.raises(ProtocolError, match="never unpickles"):
+            ev.recv_step()
+    finally:
+        ev.close()
+        ag.close()
