@@ -864,8 +864,9 @@ class Channel:
         if self._watchdog is not None:
             self._watchdog.stop()
         with self._lock:
-            self._closed = True
-            self._close_fds()
+            if not self._closed:  # once: a second close must not close descriptors the process has reused since
+                self._closed = True
+                self._close_fds()
 
     def _close_fds(self) -> None:
         if self._sock is not None:

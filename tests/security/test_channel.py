@@ -374,7 +374,11 @@ def test_a_closed_peer_and_the_watchdogs_end():
     ev.close()
     watchdog._thread.join(timeout=2)
     assert not watchdog._thread.is_alive()
-    ev.close()  # twice is fine
+    r, w = os.pipe()  # (likely the descriptors' numbers the channel had)
+    ev.close()  # twice is fine, and closes nothing of anyone else's
+    assert os.write(w, b"x") == 1 and os.read(r, 1) == b"x"
+    os.close(r)
+    os.close(w)
     ev, ag = _pipe_ends()
     os.close(ag.wfd)  # it reads the step, and never answers
     with pytest.raises(ProtocolError, match="closed the channel before sending the agent's answer"):
