@@ -48,8 +48,12 @@ def _child(task, w: int) -> None:
     import builtins  # noqa: F401
     import importlib._bootstrap as bootstrap
 
+    from icmlgym.runner import worker
     from icmlgym.runner.loop import execute
 
+    prepare = getattr(worker, "_limit_blas", None)  # what a worker of this checkout does before its run
+    if prepare is not None:
+        prepare(task)
     before = set(sys.modules)
     spent = [0.0]
     depth = [0]

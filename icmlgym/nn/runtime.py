@@ -72,6 +72,31 @@ def current() -> RunContext | None:
     return _STACK[-1] if _STACK else None
 
 
+_BLAS: Any = None  # threadpoolctl's controller of the BLAS libraries loaded here (built once: ~20 ms)
+
+
+def limit_blas(threads: int) -> bool:
+    """Give this process's BLAS libraries (numpy's and scipy's OpenBLAS) ``threads`` threads; False without threadpoolctl.
+
+    A worker is one run of ``threads`` threads (its card's ``num_cpus``, as torch gets), but
+    OpenBLAS starts one thread per core, whose spinning waits cost CPU that the other workers
+    needed: HallucinationLabeling-v0 ``hal-uncertainty`` (scikit-learn's L-BFGS) took 3.2 CPU-s
+    a run with two BLAS threads on two busy cores and 0.3 s with one. The runner's fork server
+    builds the controller once (:mod:`icmlgym.runner.warm`); its workers call this before their
+    run (never restored: the process ends with the run)."""
+    global _BLAS
+    if int(threads) < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # scikit-learn's dependency; without it BLAS keeps its default
+            return False
+        _BLAS = ThreadpoolController()
+    _BLAS.limit(limits=int(threads), user_api="blas")
+    return True
+
+
 @contextlib.contextmanager
 def run_context(device: str = "cpu", threads: int = 1) -> Iterator[RunContext]:
     """Make ``device`` and ``threads`` the run's settings while the block runs.

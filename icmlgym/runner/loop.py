@@ -54,9 +54,13 @@ def execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None = 
 
         return evaluate(task)
     register_all()
-    threads = max(1, int((task.card.resources.num_cpus if task.card is not None else 1) or 1))
-    with run_context(task.device, threads) as ctx:
+    with run_context(task.device, run_threads(task)) as ctx:
         return _execute(task, on_loaded, ctx)
+
+
+def run_threads(task: RunTask) -> int:
+    """The threads a run may use: its card's ``resources.num_cpus`` (1 when unset)."""
+    return max(1, int((task.card.resources.num_cpus if task.card is not None else 1) or 1))
 
 
 def _execute(task: RunTask, on_loaded: Callable[[dict[str, str]], None] | None, ctx: RunContext) -> RunRecord:

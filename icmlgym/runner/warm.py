@@ -55,6 +55,13 @@ def warm_up(modules: list[str]) -> list[str]:
         except BaseException:  # noqa: BLE001 - its runs import it and report the error as usual
             pass
     run_hooks()
+    if "numpy" in sys.modules:  # the BLAS controller, for the workers' limit_blas (libraries loaded by now)
+        try:
+            from icmlgym.nn.runtime import limit_blas
+
+            limit_blas(1)
+        except Exception:  # noqa: BLE001 - workers build their own
+            pass
     return failed
 
 

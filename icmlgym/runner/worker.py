@@ -75,6 +75,17 @@ def _release_driver_alive_pipe() -> None:
     fs._forkserver_pid = None  # a forkserver pool this worker starts gets a fork server of its own
 
 
+def _limit_blas(work: Work) -> None:
+    """BLAS threads of this worker = its run's threads (see :func:`icmlgym.nn.runtime.limit_blas`)."""
+    from icmlgym.nn.runtime import limit_blas
+    from icmlgym.runner.loop import run_threads
+
+    try:
+        limit_blas(run_threads(work_tasks(work)[0]))
+    except Exception:  # noqa: BLE001 - a BLAS without a thread setting runs as it is
+        pass
+
+
 def child_main(conn, work: Work, gpu: str | None = None) -> None:
     """The body of a worker process: run ``work`` and send its messages on ``conn``."""
     # a worker never outlives its parent (the fork server, which ends with the driver; or the
@@ -84,6 +95,7 @@ def child_main(conn, work: Work, gpu: str | None = None) -> None:
     mark("child", work)
     if gpu is not None:  # pin this worker to one GPU before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    _limit_blas(work)
     try:
         mark("exec0", work)
         if isinstance(work, BatchTask):

@@ -158,3 +158,44 @@ def test_craft_sweeps_fork_server_has_loaded_the_world_generators_jit_code() -> 
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ICMLGYM_WARM_MODULES": "icmlgym.envs.craft.craft_env"},
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == ["1"], out  # each run's first world used to load them (about 0.35 CPU-s a run)
+
+
+BLAS_AGENT = """
+from icmlgym.agents.protocol import BaseAgent
+
+
+class BlasThreads(BaseAgent):
+    name = "blas-threads"
+
+    def reset(self, seed, spec):
+        from threadpoolctl import threadpool_info
+
+        raise RuntimeError(f"blas threads {sorted(i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas')}")
+
+    def act(self, obs, info):
+        return 0
+"""
+
+
+def test_a_worker_runs_blas_on_its_runs_threads(tmp_path) -> None:
+    # OpenBLAS starts a thread per core; a run of one thread (the card's num_cpus) spun the other
+    # worker's core (hal-uncertainty: 3.2 CPU-s a run with two BLAS threads, 0.3 s with one)
+    import pytest
+
+    pytest.importorskip("threadpoolctl")
+    from icmlgym.runner.api import make_tasks, run_tasks
+
+    agent = tmp_path / "blas_agent.py"
+    agent.write_text(BLAS_AGENT)
+    tasks = make_tasks("icmlgym/Bandit-v0", f"{agent}:BlasThreads", seeds=1, env_kwargs={"horizon": 5})
+    (rec,) = run_tasks(tasks, "process", workers=1)
+    assert rec.status == "failed" and "blas threads [1]" in rec.error, rec.error
+
+
+def test_limit_blas_rejects_zero_threads() -> None:
+    import pytest
+
+    from icmlgym.nn.runtime import limit_blas
+
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        limit_blas(0)
