@@ -1,7 +1,10 @@
 """Compare two leaderboard stores run by run (matched by run key): every record field except the
 attempt's own (run id, timestamp, wall times, git commit). Exit 1 on any difference.
 
-    python benchmarks/mainjob_compare.py A.db B.db [--with-clock-metrics]
+    python benchmarks/mainjob_compare.py A.db B.db [--with-clock-metrics] [--by-entry]
+
+``--by-entry`` matches runs by env, agent, seed, tier and arguments instead of the run key, and
+leaves out the code hashes (the run key holds the code hash: runs of changed code are other keys).
 
 Used for the main job before and after a runner change (docs/performance.md, Session 6): the records
 must be the same.
@@ -11,6 +14,8 @@ import sys
 from icmlgym.leaderboard.store import Store
 
 OWN = {"run_id", "timestamp", "wall_time", "train_wall_time", "git_commit"}
+CODE = {"run_key", "code_hash", "agent_source_hash", "env_source_hash"}
+BY_ENTRY = "--by-entry" in sys.argv
 # metrics that are measured clock times (reasoning's speculative decoding): differ between any two runs
 CLOCK = {"wall_ms", "reference_wall_ms", "wall_speedup"}
 
@@ -20,7 +25,10 @@ def load(path):
     out = {}
     for r in s.iter_records():
         d = r.to_dict()
-        for k in OWN:
+        key = d["run_key"]
+        if BY_ENTRY:
+            key = json.dumps([d["env_id"], d["agent_name"], d["seed"], d["tier"], d["env_kwargs"], d["agent_kwargs"]], sort_keys=True)
+        for k in OWN | (CODE if BY_ENTRY else set()):
             d.pop(k, None)
         for e in d["episodes"]:
             e.pop("wall_time", None)
@@ -28,7 +36,7 @@ def load(path):
                 for m in CLOCK & set(e["metrics"]):
                     e["metrics"].pop(m)
         # the measured device/hardware strings are the machine's; kept (same machine)
-        out[d["run_key"]] = json.loads(json.dumps(d, sort_keys=True).replace("NaN", '"NaN"'))  # NaN equals NaN
+        out[key] = json.loads(json.dumps(d, sort_keys=True).replace("NaN", '"NaN"'))  # NaN equals NaN
     s.close()
     return out
 
