@@ -73,6 +73,7 @@ def current() -> RunContext | None:
 
 
 _BLAS: Any = None  # threadpoolctl's controller of the BLAS libraries loaded here (built once: ~20 ms)
+_BLAS_THREADS: int | None = None  # what limit_blas last set here; a forked child inherits both
 
 
 def limit_blas(threads: int) -> bool:
@@ -82,11 +83,15 @@ def limit_blas(threads: int) -> bool:
     OpenBLAS starts one thread per core, whose spinning waits cost CPU that the other workers
     needed: HallucinationLabeling-v0 ``hal-uncertainty`` (scikit-learn's L-BFGS) took 3.2 CPU-s
     a run with two BLAS threads on two busy cores and 0.3 s with one. The runner's fork server
-    builds the controller once (:mod:`icmlgym.runner.warm`); its workers call this before their
-    run (never restored: the process ends with the run)."""
-    global _BLAS
+    builds the controller once and sets one thread (:mod:`icmlgym.runner.warm`); its workers
+    call this before their run (never restored: the process ends with the run). A call that asks
+    for the threads already set returns at once: setting them again in a forked worker cost about
+    0.1 CPU-s a run (threadpoolctl and OpenBLAS after a fork), more than a smoke Bandit run."""
+    global _BLAS, _BLAS_THREADS
     if int(threads) < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
+    if _BLAS_THREADS == int(threads):
+        return True
     if _BLAS is None:
         try:
             from threadpoolctl import ThreadpoolController
@@ -94,6 +99,7 @@ def limit_blas(threads: int) -> bool:
             return False
         _BLAS = ThreadpoolController()
     _BLAS.limit(limits=int(threads), user_api="blas")
+    _BLAS_THREADS = int(threads)
     return True
 
 
