@@ -83,8 +83,12 @@ def test_cards_and_task_kwargs():
 
 
 @pytest.mark.skipif(not extra_installed("rl"), reason="needs the [rl] extra (stable-baselines3, torch)")
-def test_sb3_ppo_runs_unchanged():
+def test_sb3_ppo_runs_unchanged(tmp_path, monkeypatch):
+    import tempfile
+
     from stable_baselines3 import PPO
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # plain SB3's logger makes a SB3-<time> folder there
 
     env = icmlgym.make("icmlgym/CogPerceptualDecision-v0", trials_per_episode=5)
     model = PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")

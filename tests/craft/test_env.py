@@ -186,8 +186,12 @@ def test_constructor_rejects_bad_arguments():
         gym.make(ID, max_skill_steps=0)
 
 
-def test_sb3_runs_unchanged_on_single_level_wrappers():
+def test_sb3_runs_unchanged_on_single_level_wrappers(tmp_path, monkeypatch):
+    import tempfile
+
     from icmlgym.catalog import extra_installed
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # plain SB3's logger makes a SB3-<time> folder there
 
     if not extra_installed("rl"):
         pytest.skip("stable-baselines3 needs the [rl] extra")
