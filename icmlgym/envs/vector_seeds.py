@@ -7,6 +7,13 @@ from typing import Sequence
 import numpy as np
 
 
+def checked_num_envs(num_envs: int) -> int:
+    """``num_envs`` as an int, refused below 1 (every vector env's first check)."""
+    if int(num_envs) < 1:
+        raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+    return int(num_envs)
+
+
 def sub_env_seeds(seed: int | Sequence[int] | None, num_envs: int) -> list[int | None]:
     """One seed per sub-env: None for all, ``seed + i`` for one int (Gymnasium's rule), or the list as given
     (its length must be ``num_envs``)."""

@@ -58,6 +58,7 @@ from icmlgym.envs import register_all
 from icmlgym.nn.runtime import RunContext, determinism, run_context
 from icmlgym.redaction import redact
 from icmlgym.runner import provenance
+from icmlgym.runner.batch_records import episode_records
 from icmlgym.runner.batched_multi import multi_episode, multi_specs, multi_vector_class
 from icmlgym.runner.loop import execute
 from icmlgym.runner.task import RunTask, add_cost, agent_meta, base_record, ensure_registered, task_env_kwargs
@@ -173,16 +174,8 @@ def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, ma
         if not running.any():
             break
     wall = (time.perf_counter() - t0) / n
-    metrics = info.get("metrics", {})
-    cost = info.get("cost", {})
-    out = []
-    for i in range(n):
-        # a ragged env's seed that the runner cut at max_steps before its end has no end-of-episode metrics (as singly)
-        m = {k: float(v[i]) for k, v in metrics.items() if np.ndim(v) == 1} if not ragged or env_ended[i] else {}
-        c = {k: float(v[i]) for k, v in cost.items()}
-        c.setdefault("env_steps", float(lengths[i]))
-        out.append(EpisodeRecord(ep, float(ret[i]), int(lengths[i]), m, c, wall))
-    return out
+    # a ragged env's seed that the runner cut at max_steps before its end has no end-of-episode metrics (as singly)
+    return episode_records(ep, ret, lengths, info, wall, env_ended if ragged else None)
 
 
 def execute_batch(batch: BatchTask | list[RunTask]) -> list[RunRecord]:

@@ -25,6 +25,7 @@ from icmlgym.agents.multi import joint_class
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import vector_class
 from icmlgym.catalog import TaskCard
+from icmlgym.runner.batch_records import episode_records
 from icmlgym.runner.record import EpisodeRecord
 from icmlgym.runner.rollout import episode_seed
 
@@ -70,16 +71,7 @@ def multi_episode(venv: Any, agent: Any, seeds: list[int], specs: dict[str, Agen
             break
         if ended:
             raise RuntimeError("the sub-envs of a batch ended at different steps; run these seeds singly")
-    wall = (time.perf_counter() - t0) / n
-    metrics = info.get("metrics", {})
-    cost = info.get("cost", {})
-    out = []
-    for i in range(n):
-        m = {k: float(v[i]) for k, v in metrics.items() if np.ndim(v) == 1}
-        c = {k: float(v[i]) for k, v in cost.items()}
-        c.setdefault("env_steps", float(steps))
-        out.append(EpisodeRecord(ep, float(ret[i]), steps, m, c, wall))
-    return out
+    return episode_records(ep, ret, [steps] * n, info, (time.perf_counter() - t0) / n)
 
 
 __all__ = ["multi_episode", "multi_specs", "multi_vector_class"]

@@ -26,7 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.bandit.bernoulli_bandit import BernoulliBanditEnv
-from icmlgym.envs.vector_seeds import sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 
 class BernoulliBanditVectorEnv(VectorEnv):
@@ -35,9 +35,7 @@ class BernoulliBanditVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.single = BernoulliBanditEnv(**kwargs)  # validates kwargs; the arms and spaces of every sub-env
         self.means = self.single.means
         self.gaps = self.single.gaps

@@ -35,7 +35,7 @@ from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.cognitive.task_env import CognitiveTaskEnv
 from icmlgym.envs.cognitive.tasks import CognitiveTask, GoNoGo, IntervalTiming, TrialBatch
-from icmlgym.envs.vector_seeds import sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 _METRICS = ("accuracy", "abort_rate", "reward_per_trial")
 _U64 = np.dtype(np.uint64)
@@ -112,9 +112,7 @@ class CognitiveTaskVectorEnv(VectorEnv):
     ragged_ends = True  # sub-envs end at different steps (see the module docstring)
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.single = CognitiveTaskEnv(**kwargs)  # validates kwargs; the task and the spaces of every sub-env
         self.task = self.single.task
         self.trials_per_episode = self.single.trials_per_episode

@@ -31,7 +31,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.fairbandit.fair_linear_bandit import FairLinearBanditEnv
-from icmlgym.envs.vector_seeds import sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 
 class FairLinearBanditVectorEnv(VectorEnv):
@@ -40,9 +40,7 @@ class FairLinearBanditVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.single = FairLinearBanditEnv(**kwargs)  # validates kwargs; the instance, spaces and metrics
         s = self.single
         self.means, self.optimum, self.horizon, self.noise = s.means, s.optimum, s.horizon, s.noise

@@ -39,7 +39,7 @@ from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.games.normal_form import NormalFormGame
 from icmlgym.envs.games.repeated_game import RepeatedGameEnv
-from icmlgym.envs.vector_seeds import sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 
 def stacked_round_arrays(game: NormalFormGame, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -68,9 +68,7 @@ class RepeatedGameVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.single = RepeatedGameEnv(**kwargs)  # validates kwargs; the game, sinks, spaces and statistics
         s = self.single
         if s.feedback != "full" or s._joint_shape is None:

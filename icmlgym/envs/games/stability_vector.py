@@ -44,7 +44,7 @@ from icmlgym.envs.games.generators import make_game
 from icmlgym.envs.games.normal_form import NormalFormGame
 from icmlgym.envs.games.preference_graph import adjacency_matrix, deviation_edges, preference_graph, sink_components
 from icmlgym.envs.games.stability_prediction import StabilityPredictionEnv
-from icmlgym.envs.vector_seeds import sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 _PAD = -1e30  # run_ftrl's padding score for players with fewer actions (probability 0 under both choice maps)
 
@@ -170,9 +170,7 @@ class StabilityPredictionVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.single = StabilityPredictionEnv(**kwargs)  # validates kwargs; the spaces and the experiment's settings
         self.single_action_space = self.single.action_space
         self.single_observation_space = self.single.observation_space

@@ -32,7 +32,7 @@ from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.games.dynamics import step_size
 from icmlgym.envs.games.vs_ftrl import RepeatedGameVsFTRLEnv
-from icmlgym.envs.vector_seeds import sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 
 class RepeatedGameVsFTRLVectorEnv(VectorEnv):
@@ -41,9 +41,7 @@ class RepeatedGameVsFTRLVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.single = RepeatedGameVsFTRLEnv(**kwargs)  # validates kwargs; the game, spaces and statistics
         s = self.single
         self.game = s.game

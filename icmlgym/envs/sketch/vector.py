@@ -48,7 +48,7 @@ from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.sketch.attack_env import OP_INCREMENT, OP_QUERY, OP_RESET, SketchAttackEnv
 from icmlgym.envs.sketch.sketches import BernoulliSketch, ExactSketch, hash_below
-from icmlgym.envs.vector_seeds import sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 METRICS = ("success", "prefix_max_error", "steps_to_failure", "defender_space", "true_value", "published", "updates", "queries")
 
@@ -71,9 +71,7 @@ class SketchAttackVectorEnv(VectorEnv):
     ragged_ends = True
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = n = int(num_envs)
+        self.num_envs = n = checked_num_envs(num_envs)
         self.single = s = SketchAttackEnv(**kwargs)  # validates kwargs; its _make_defender builds the defenders
         self.n_keys, self.max_increment = s.n_keys, s.max_increment
         self.update_budget, self.query_budget = s.update_budget, s.query_budget
