@@ -24,6 +24,11 @@ from scipy.optimize import linprog
 from icmlgym.envs.games.normal_form import NormalFormGame, Profile
 from icmlgym.envs.games.preference_graph import closure_violations, span
 
+try:  # the HiGHS build that linprog(method="highs") runs, called without linprog's checks and conversions
+    from scipy.optimize._highspy import _core as _highs
+except ImportError:  # a scipy without it: every LP goes through linprog
+    _highs = None
+
 
 def deviation_gain_matrix(game: NormalFormGame) -> np.ndarray:
     """``G`` of shape ``(sum_i n_i, P)``: ``G[(i, b), a] = u_i(b, a_{-i}) - u_i(a)`` (rows player-major)."""
@@ -79,30 +84,122 @@ def cce_program(G: np.ndarray) -> tuple[sparse.csr_matrix, sparse.csr_matrix, np
     return a_ub, a_eq, c
 
 
+class CCESolver:
+    """:func:`cce_distance`'s linear program for one game, solved by HiGHS with linprog's model and options.
+
+    ``linprog(c, A_ub, b_ub, A_eq, b_eq, bounds=[(0, None)] * 2P, method="highs")`` spends most
+    of a small LP validating and converting its inputs and building a HiGHS object. This keeps
+    the model linprog hands HiGHS (the same column-wise matrix, costs, bounds and row bounds,
+    the same options: presolve on, dual simplex, no output) with only the row bounds that hold
+    ``sigma`` changing between solves, and reads the objective value as linprog does. A solve
+    that HiGHS does not report optimal, or whose solution fails linprog's own feasibility check,
+    is solved again through linprog, so that its value or error is linprog's.
+
+    Args:
+        G: the game's :func:`deviation_gain_matrix`.
+        program: :func:`cce_program` of ``G``, when the caller has it.
+    """
+
+    def __init__(self, G: np.ndarray, program: tuple[sparse.csr_matrix, sparse.csr_matrix, np.ndarray] | None = None) -> None:
+        self.G = G
+        self.program = cce_program(G) if program is None else program
+        self._lp = None  # the HiGHS model and solver, built on the first solve (they do not pickle)
+        self._solver = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_lp": None, "_solver": None}
+
+    def _build(self) -> None:
+        a_ub, a_eq, c = self.program
+        # linprog's conversions: coo copies of both blocks, stacked and made column-wise
+        a = sparse.csc_array(sparse.vstack((sparse.coo_array(a_ub, dtype=float, copy=True),
+                                             sparse.coo_array(a_eq, dtype=float, copy=True))))
+        n_col, n_row = len(c), a.shape[0]
+        lp = _highs.HighsLp()
+        lp.num_col_ = n_col
+        lp.num_row_ = n_row
+        lp.a_matrix_.num_col_ = n_col
+        lp.a_matrix_.num_row_ = n_row
+        lp.a_matrix_.format_ = _highs.MatrixFormat.kColwise
+        lp.col_cost_ = np.array(c, dtype=np.float64)
+        lp.col_lower_ = np.zeros(n_col)
+        lp.col_upper_ = np.full(n_col, _highs.kHighsInf)
+        lp.row_lower_ = np.concatenate([np.full(n_row - 1, -_highs.kHighsInf), [1.0]])
+        lp.a_matrix_.start_ = a.indptr
+        lp.a_matrix_.index_ = a.indices
+        lp.a_matrix_.value_ = a.data
+        options = _highs.HighsOptions()
+        options.presolve = "on"
+        options.highs_debug_level = _highs.HighsDebugLevel.kHighsDebugLevelNone
+        options.log_to_console = False
+        options.output_flag = False
+        options.simplex_strategy = _highs.simplex_constants.SimplexStrategy.kSimplexStrategyDual
+        solver = _highs._Highs()
+        solver.passOptions(options)
+        self._lp, self._solver = lp, solver
+
+    def distance(self, sigma: np.ndarray) -> float:
+        """:func:`cce_distance` of ``sigma`` (a float64 distribution over the game's profiles)."""
+        b_ub = np.concatenate([-sigma, sigma, np.zeros(self.G.shape[0])])
+        if _highs is not None:
+            if self._lp is None:
+                self._build()
+            value = self._solve(b_ub)
+            if value is not None:
+                return float(max(0.0, value))
+        return self._linprog(b_ub)
+
+    def _solve(self, b_ub: np.ndarray) -> float | None:
+        """HiGHS's objective value for the row bounds ``b_ub`` (and 1 for the mass), or None where linprog
+        would not report success (then :meth:`_linprog` gives its value or error)."""
+        lp, h = self._lp, self._solver
+        rhs = np.concatenate((b_ub, [1.0]))
+        lp.row_upper_ = rhs
+        # passModel clears the previous solve (model, basis, solution), so each solve starts afresh
+        if h.passModel(lp) == _highs.HighsStatus.kError or h.run() == _highs.HighsStatus.kError:
+            return None
+        if h.getModelStatus() != _highs.HighsModelStatus.kOptimal:
+            return None
+        solution = h.getSolution()
+        x = np.array(solution.col_value)
+        value = h.getInfo().objective_function_value
+        slack = rhs - solution.row_value
+        n_ub = len(b_ub)
+        tol = np.sqrt(1e-9) * 10  # linprog's _check_result on its default tol
+        if np.isnan(x).any() or np.isnan(value) or np.isnan(slack).any():
+            return None
+        if not np.all(x >= -tol) or (slack[:n_ub] < -tol).any() or (np.abs(slack[n_ub:]) > tol).any():
+            return None
+        return value
+
+    def _linprog(self, b_ub: np.ndarray) -> float:
+        a_ub, a_eq, c = self.program
+        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * len(c), method="highs")
+        if res.status != 0:
+            raise RuntimeError(f"CCE distance LP failed: {res.message}")
+        return float(max(0.0, res.fun))
+
+
 def cce_distance(
     game: NormalFormGame,
     sigma: np.ndarray,
     G: np.ndarray | None = None,
-    program: tuple[sparse.csr_matrix, sparse.csr_matrix, np.ndarray] | None = None,
+    program: tuple[sparse.csr_matrix, sparse.csr_matrix, np.ndarray] | CCESolver | None = None,
 ) -> float:
     """Total-variation distance from ``sigma`` to the set of coarse correlated equilibria (a linear program).
 
     Solves ``min_rho 1/2 ||sigma - rho||_1`` subject to ``rho`` a distribution with
-    ``G rho <= 0`` (HiGHS via ``scipy.optimize.linprog``). The CCE set is never empty
-    (it contains every Nash equilibrium), so the program is always feasible. ``program``:
-    :func:`cce_program` of ``G``, when the caller keeps it (built here otherwise).
+    ``G rho <= 0`` (HiGHS, as ``scipy.optimize.linprog(method="highs")`` runs it: :class:`CCESolver`).
+    The CCE set is never empty (it contains every Nash equilibrium), so the program is always
+    feasible. ``program``: :func:`cce_program` of ``G`` or a :class:`CCESolver` of it, when the
+    caller keeps one (built here otherwise).
     """
     G = deviation_gain_matrix(game) if G is None else G
     sigma = np.asarray(sigma, dtype=np.float64)
-    p = len(sigma)
     if cce_gap(game, sigma, G) <= 1e-12:
         return 0.0
-    a_ub, a_eq, c = cce_program(G) if program is None else program
-    b_ub = np.concatenate([-sigma, sigma, np.zeros(G.shape[0])])
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * p), method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"CCE distance LP failed: {res.message}")
-    return float(max(0.0, res.fun))
+    solver = program if isinstance(program, CCESolver) else CCESolver(G, program)
+    return solver.distance(sigma)
 
 
 def set_mass(joint: np.ndarray, game: NormalFormGame, sets: Sequence[Iterable[Profile]]) -> np.ndarray:
@@ -190,6 +287,60 @@ def leak_drift(game: NormalFormGame, sigma: np.ndarray, profiles: Iterable[Profi
     return worst
 
 
+class SupportMetrics:
+    """The tail support's closure and leak metrics from index tables of the game, on a mask of profiles.
+
+    For a support given as a boolean mask over the C-ordered profiles, :meth:`closure`,
+    :meth:`leak_span` and :meth:`leak_drift` give :func:`closure_violation_stats`,
+    :func:`icmlgym.envs.games.preference_graph.leak` and :func:`leak_drift` of the support's
+    profiles, the same doubles: every gain they compare or maximise is an entry
+    ``u_i(b, a_{-i}) - u_i(a)`` of ``G`` (the same subtraction of the same payoffs), and a
+    maximum does not depend on the order it is taken in (``max_b u_b - u_a`` is
+    ``max_b (u_b - u_a)``: rounding is monotone). The loops over profiles, players and actions
+    become a few array operations on the tables built here once per game.
+
+    Args:
+        game: the game.
+        G: its :func:`deviation_gain_matrix`.
+    """
+
+    def __init__(self, game: NormalFormGame, G: np.ndarray) -> None:
+        n_actions = np.array(game.n_actions)
+        p = game.n_profiles
+        self.G = G
+        self.offsets = row_offsets(game)[:-1]  # the first row of each player in G
+        self.actions = np.stack(np.unravel_index(np.arange(p), game.n_actions), axis=1)  # (P, players)
+        player = np.repeat(np.arange(game.n_players), n_actions)  # of each row of G
+        action = np.concatenate([np.arange(n) for n in game.n_actions])
+        strides = np.concatenate([np.cumprod(n_actions[::-1])[::-1][1:], [1]])
+        # target[(i, b), a]: the profile that player i's switch to b leads to from profile a
+        self.target = np.arange(p)[None, :] + (action[:, None] - self.actions[:, player].T) * strides[player][:, None]
+        self._rows = np.arange(len(G))
+
+    def closure(self, mask: np.ndarray, gain_tol: float = 0.0) -> tuple[int, float]:
+        """:func:`closure_violation_stats`: profitable deviations from the support that leave it, and the largest gain."""
+        leaving = (self.G > gain_tol) & mask[None, :] & ~mask[self.target]
+        n = int(np.count_nonzero(leaving))
+        return n, float(self.G[leaving].max()) if n else 0.0
+
+    def outside_span(self, mask: np.ndarray) -> np.ndarray:
+        """The rows ``(i, b)`` of ``G`` whose action ``b`` player ``i`` never plays in the support (outside its span)."""
+        inside = np.zeros(len(self.G), dtype=bool)
+        inside[(self.offsets + self.actions[mask]).ravel()] = True
+        return ~inside
+
+    def leak_span(self, mask: np.ndarray, outside: np.ndarray) -> float:
+        """:func:`~icmlgym.envs.games.preference_graph.leak` of the support (``outside``: :meth:`outside_span`)."""
+        if not outside.any():
+            return 0.0
+        in_span = ~outside[self.offsets + self.actions].any(axis=1)  # the profiles of the span (a subgame)
+        return max(0.0, float(self.G[np.ix_(outside, in_span)].max()))
+
+    def leak_drift(self, gains: np.ndarray, outside: np.ndarray) -> float:
+        """:func:`leak_drift` of the support, from ``gains = G @ tail`` (``outside``: :meth:`outside_span`)."""
+        return max(0.0, float(gains[outside].max())) if outside.any() else 0.0
+
+
 class PlayStatistics:
     """Accumulates a repeated game's play and turns it into the family's episode metrics.
 
@@ -223,7 +374,8 @@ class PlayStatistics:
         self.horizon = int(horizon)
         self.sinks = list(sinks)
         self.G = deviation_gain_matrix(game)
-        self._program: tuple | None = None  # cce_distance's program, once a metric needs it
+        self._cce: CCESolver | None = None  # cce_distance's program and solver, once a metric needs them
+        self._support: SupportMetrics | None = None  # the closure and leak metrics' tables, likewise
         self.n_checkpoints = max(1, min(int(n_checkpoints), self.horizon))
         self.window = int(np.ceil(self.horizon / self.n_checkpoints))
         self.tail_start = self.horizon - max(1, int(round(tail * self.horizon)))
@@ -257,25 +409,6 @@ class PlayStatistics:
         self.curve_times: list[int] = []
         self.payoff_sum = np.zeros(self.game.n_players)
         self._k = 0
-
-    def load(
-        self,
-        t: int,
-        total: np.ndarray,
-        tail_total: np.ndarray,
-        curve: Sequence[np.ndarray],
-        curve_times: Sequence[int],
-        payoff_sum: np.ndarray,
-    ) -> None:
-        """Set the state to ``t`` rounds whose sums are given (copied): one seed of a vector env that keeps
-        every seed's sums as arrays, so that :meth:`metrics` computes that seed's metrics."""
-        self.reset()
-        self.t = int(t)
-        self.total = np.array(total, dtype=np.float64)
-        self.tail_total = np.array(tail_total, dtype=np.float64)
-        self.curve = list(curve)
-        self.curve_times = list(curve_times)
-        self.payoff_sum = np.array(payoff_sum, dtype=np.float64)
 
     def add(self, dist: np.ndarray | None = None, index: int | None = None, payoffs: np.ndarray | None = None) -> None:
         """Record one round: a profile distribution ``dist`` or a realised profile ``index``."""
@@ -350,11 +483,17 @@ class PlayStatistics:
         if round_index >= self.tail_start:
             self.tail_total += dist
 
-    def _cce_program(self) -> tuple:
-        """:func:`cce_program` of the game, built on first use and kept (every episode's metrics share it)."""
-        if self._program is None:
-            self._program = cce_program(self.G)
-        return self._program
+    def _cce_solver(self) -> CCESolver:
+        """:class:`CCESolver` of the game, built on first use and kept (every episode's metrics share it)."""
+        if self._cce is None:
+            self._cce = CCESolver(self.G)
+        return self._cce
+
+    def _support_metrics(self) -> SupportMetrics:
+        """:class:`SupportMetrics` of the game, built on first use and kept."""
+        if self._support is None:
+            self._support = SupportMetrics(self.game, self.G)
+        return self._support
 
     def sink_mass_curve(self) -> np.ndarray:
         """``(K, n_sinks)``: mass of each window's play on each sink component."""
@@ -366,33 +505,66 @@ class PlayStatistics:
     def metrics(self) -> dict[str, float]:
         """The episode's scalar metrics (see the env docstrings for their definitions)."""
         self._flush()
-        t = max(self.t, 1)
-        sigma = self.total / t
-        tail = self.tail_total / max(self.t - self.tail_start, 1)
-        regret = external_regret(self.game, sigma, t, self.G)
         curve = self.sink_mass_curve()
-        k, when = absorption(curve, np.asarray(self.curve_times), self.absorption_threshold)
-        support = tail_support(self.game, tail, self.support_tol)
-        n_viol, max_gain = closure_violation_stats(self.game, support)
-        from icmlgym.envs.games.preference_graph import leak as vertex_leak
+        return self.metrics_many(
+            self.t, self.total[None], self.tail_total[None], curve[None], self.curve_times, self.payoff_sum[None]
+        )[0]
 
-        out = {
-            "external_regret": float(np.mean(regret) / t),
-            "max_external_regret": float(np.max(regret) / t),
-            "cce_gap": cce_gap(self.game, sigma, self.G),
-            "cce_distance": cce_distance(self.game, sigma, self.G, self._cce_program()),
-            "n_sinks": float(len(self.sinks)),
-            "sink_mass_final": float(curve[-1].sum()) if len(curve) else 0.0,
-            "absorbed": float(k >= 0),
-            "absorbing_sink": float(k),
-            "time_to_absorption": float(when) if k >= 0 else float(self.t),
-            "tail_support_size": float(len(support)),
-            "closure_violations": float(n_viol),
-            "closure_violation_max_gain": float(max_gain),
-            "leak_span": vertex_leak(self.game, support) if support else 0.0,
-            "leak_drift": leak_drift(self.game, tail, support, self.G) if support else 0.0,
-            "average_payoff": float(np.mean(self.payoff_sum) / t),
-        }
-        for i, r in enumerate(regret):
-            out[f"external_regret_player_{i}"] = float(r / t)
+    def metrics_many(
+        self,
+        t: int,
+        totals: np.ndarray,
+        tail_totals: np.ndarray,
+        curves: np.ndarray,
+        curve_times: Sequence[int],
+        payoff_sums: np.ndarray,
+    ) -> list[dict[str, float]]:
+        """:meth:`metrics` of ``N`` plays of ``t`` rounds of this game from their sums (one row each), the same doubles.
+
+        ``totals`` and ``tail_totals`` are ``(N, P)``, ``curves`` ``(N, K, n_sinks)`` (the sink mass
+        of each window, :meth:`sink_mass_curve` of each play, windows ending at ``curve_times``),
+        ``payoff_sums`` ``(N, players)``. :meth:`metrics` is this with one row; a vector env's seeds are its rows.
+        What goes across rows is row by row the one-row computation (the tail supports' sort,
+        cumulative sums and comparisons); sums over a row and the BLAS products go seed by seed."""
+        rounds = max(int(t), 1)
+        n_tail = max(int(t) - self.tail_start, 1)
+        supports = coverage_mask(tail_totals / n_tail, self.support_tol).reshape(len(totals), -1)
+        tables = self._support_metrics()
+        times = np.asarray(curve_times)
+        out = []
+        for i in range(len(totals)):
+            sigma = totals[i] / rounds
+            gains = self.G @ sigma  # external_regret's, cce_gap's and cce_distance's G @ sigma, taken once
+            regret = rounds * per_player_max(self.game, gains)
+            curve = curves[i]
+            k, when = absorption(curve, times, self.absorption_threshold)
+            support = supports[i]
+            n_viol, max_gain = tables.closure(support)
+            gap = float(max(0.0, gains.max()))
+            if support.any():
+                outside = tables.outside_span(support)
+                leak_span = tables.leak_span(support, outside)
+                drift = tables.leak_drift(self.G @ (tail_totals[i] / n_tail), outside)
+            else:
+                leak_span = drift = 0.0
+            m = {
+                "external_regret": float(np.mean(regret) / rounds),
+                "max_external_regret": float(np.max(regret) / rounds),
+                "cce_gap": gap,
+                "cce_distance": 0.0 if gap <= 1e-12 else self._cce_solver().distance(sigma),  # cce_distance's
+                "n_sinks": float(len(self.sinks)),
+                "sink_mass_final": float(curve[-1].sum()) if len(curve) else 0.0,
+                "absorbed": float(k >= 0),
+                "absorbing_sink": float(k),
+                "time_to_absorption": float(when) if k >= 0 else float(t),
+                "tail_support_size": float(np.count_nonzero(support)),
+                "closure_violations": float(n_viol),
+                "closure_violation_max_gain": float(max_gain),
+                "leak_span": leak_span,
+                "leak_drift": drift,
+                "average_payoff": float(np.mean(payoff_sums[i]) / rounds),
+            }
+            for j, r in enumerate(regret):
+                m[f"external_regret_player_{j}"] = float(r / rounds)
+            out.append(m)
         return out

@@ -17,8 +17,9 @@ rewards stacked on a players axis in ``possible_agents`` order:
 - the play statistics are :class:`~icmlgym.envs.games.metrics.PlayStatistics`'s running
   sums as ``(N, profiles)`` arrays, added round after round (the single env's sums in
   the same order), the sink-mass windows seed by seed (its vector-matrix product), and
-  each seed's metrics are computed by the single env's own ``PlayStatistics`` (regret,
-  the CCE gap and distance, absorption, closure and leak).
+  every seed's metrics are computed by the single env's own ``PlayStatistics``
+  (:meth:`~icmlgym.envs.games.metrics.PlayStatistics.metrics_many`, whose one-row case is the
+  single env's: regret, the CCE gap and distance, absorption, closure and leak).
 
 Full information with equal action counts only (what the runner's batched mode plays:
 ``games-hedge``, ``games-ftrl-euclidean``); other arguments raise ``ValueError`` at
@@ -109,9 +110,10 @@ class RepeatedGameVectorEnv(VectorEnv):
         self._window_total = np.zeros((self.num_envs, p))
         self._window_count = 0
         self._payoff_sum = np.zeros((self.num_envs, self.n_players))
-        self._curves: list[list[np.ndarray]] = [[] for _ in range(self.num_envs)]
-        self._curve_times: list[int] = []
         self._tail_start, self._window = st.tail_start, st.window
+        # each window's sink mass per sub-env (the single env's curve rows); a window ends every `window` rounds and at the horizon
+        self._curves = np.empty((self.num_envs, -(-self.horizon // self._window), st._sink_index.shape[1]))
+        self._curve_times: list[int] = []
         self._t = 0
         self._ended = False
         obs = np.zeros((self.num_envs, self.n_players, self.n), dtype=np.float32)
@@ -153,24 +155,20 @@ class RepeatedGameVectorEnv(VectorEnv):
         self._payoff_sum += pay
         self._window_count += 1
         if self._window_count == self._window or self._t + 1 == self.horizon:
-            index = self.single.stats._sink_index
+            index, k = self.single.stats._sink_index, len(self._curve_times)
             for i in range(self.num_envs):  # row by row, as the single env's vector-matrix product
-                self._curves[i].append(self._window_total[i] @ index / self._window_count)
+                self._curves[i, k] = self._window_total[i] @ index / self._window_count
             self._curve_times.append(self._t + 1)
             self._window_total[:] = 0.0
             self._window_count = 0
 
     def _metrics(self) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-        """Each sub-env's metrics by the single env's ``PlayStatistics`` (loaded with that sub-env's sums)."""
+        """Each sub-env's metrics by the single env's ``PlayStatistics`` (:meth:`PlayStatistics.metrics_many` of
+        every sub-env's sums, row by row the single env's :meth:`PlayStatistics.metrics`)."""
         st = self.single.stats
-        rows: list[dict[str, float]] = []
-        curves = []
-        for i in range(self.num_envs):
-            st.load(self._t, self._total[i], self._tail_total[i], self._curves[i], self._curve_times, self._payoff_sum[i])
-            rows.append(st.metrics())
-            curves.append(st.sink_mass_curve())
-        st.reset()
-        return {k: np.array([r[k] for r in rows]) for k in rows[0]}, curves
+        curves = self._curves[:, : len(self._curve_times), : len(st.sinks)]
+        rows = st.metrics_many(self._t, self._total, self._tail_total, curves, self._curve_times, self._payoff_sum)
+        return {k: np.array([r[k] for r in rows]) for k in rows[0]}, list(curves)
 
     def close(self, **kwargs: Any) -> None:
         self.single.close()

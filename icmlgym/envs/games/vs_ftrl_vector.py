@@ -11,7 +11,7 @@ builds :class:`RepeatedGameVsFTRLVectorEnv`. Sub-env ``i`` behaves exactly as a
   in one call (the same doubles), and samples by counting ``cdf <= u``;
 - the opponents' FTRL scores, choice maps and deviation payoffs are the single env's
   arithmetic row by row; the play statistics are kept as ``(N, profiles)`` arrays and
-  each sub-env's metrics are computed by the single env's :class:`PlayStatistics`.
+  each sub-env's metrics are computed by the single env's :class:`PlayStatistics` (``metrics_many``, one row per sub-env).
 
 So every observation, reward, metric and cost counter is bit for bit the single
 env's (``tests/core/test_batched.py``). All sub-envs share the horizon, so they end
@@ -99,7 +99,8 @@ class RepeatedGameVsFTRLVectorEnv(VectorEnv):
         self._tail_total = np.zeros((self.num_envs, p))
         self._window_total = np.zeros((self.num_envs, p))
         self._window_count = 0
-        self._curves: list[list[np.ndarray]] = [[] for _ in range(self.num_envs)]
+        st = self.single.stats  # each window's sink mass per sub-env (the single env's curve rows), as in RepeatedGame-v0's
+        self._curves = np.empty((self.num_envs, -(-self.horizon // st.window), st._sink_index.shape[1]))
         self._curve_times: list[int] = []
         self._payoff_sum = np.zeros((self.num_envs, self.n_players))
         self._t = 0
@@ -145,23 +146,21 @@ class RepeatedGameVsFTRLVectorEnv(VectorEnv):
         self._payoff_sum += pay
         self._window_count += 1
         if self._window_count == st.window or self._t + 1 == self.horizon:
+            k = len(self._curve_times)
             for i in range(self.num_envs):  # row by row, as the single env's vector-matrix product
-                self._curves[i].append(self._window_total[i] @ st._sink_index / self._window_count)
+                self._curves[i, k] = self._window_total[i] @ st._sink_index / self._window_count
             self._curve_times.append(self._t + 1)
             self._window_total[:] = 0.0
             self._window_count = 0
 
     def _metrics(self) -> dict[str, np.ndarray]:
         st = self.single.stats
-        rows: list[dict[str, float]] = []
-        for i in range(self.num_envs):
-            st.load(self._t, self._total[i], self._tail_total[i], self._curves[i], self._curve_times, self._payoff_sum[i])
-            m = st.metrics()
+        curves = self._curves[:, : len(self._curve_times), : len(st.sinks)]
+        rows = st.metrics_many(self._t, self._total, self._tail_total, curves, self._curve_times, self._payoff_sum)
+        for i, m in enumerate(rows):
             m["learner_regret"] = m["external_regret_player_0"]
-            m["learner_average_payoff"] = float(st.payoff_sum[0] / self._t)
+            m["learner_average_payoff"] = float(self._payoff_sum[i, 0] / self._t)
             m["opponent_regret"] = float(np.mean([m[f"external_regret_player_{j}"] for j in range(1, self.n_players)]))
-            rows.append(m)
-        st.reset()
         return {k: np.array([r[k] for r in rows]) for k in rows[0]}
 
     def close(self, **kwargs: Any) -> None:
