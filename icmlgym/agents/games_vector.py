@@ -150,8 +150,8 @@ class VectorJointFTRLAgent:
 
     def reset(self, seeds: Sequence[int], specs: dict[str, AgentSpec]) -> None:
         rows = []
+        one = self._cls(**self.kwargs)  # reset seed after seed: a reset sets every member's state and stream anew
         for seed in seeds:
-            one = self._cls(**self.kwargs)
             one.reset(seed, specs)
             if not one.joint:
                 raise TypeError(f"{type(self).__name__} batches full-information FTRL with equal action counts only")
