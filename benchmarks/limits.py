@@ -22,6 +22,10 @@ shared. Rows:
   ``games-hedge`` through the runner (episode time; the rounds alone, the episode
   minus its end-of-episode metrics; and the whole run with the env's construction)
   against plain numpy Hedge.
+- ``games_metrics``: RepeatedGame-v0's end-of-episode metrics of one run (``PlayStatistics.metrics``,
+  16 ``games-hedge`` episodes, the smoke game and 3x10) against the limit, HiGHS's own solve of
+  each episode's CCE-distance LP (the model linprog builds, passed to a kept HiGHS object; no
+  checks, no conversions); the same LP through ``scipy.optimize.linprog`` in the note.
 - ``sketch``: ``BernoulliSketch.update_many`` (splitmix64 hash, threshold, counts of the
   sampled keys) against a plain numpy threshold sampler with a multiplicative hash.
 - ``fairlin``: FairLin-UCB, FairLin-PE and LinNash per round through the runner
@@ -53,7 +57,7 @@ from typing import Callable
 
 import numpy as np
 
-ROW_NAMES = ("bandit", "batched", "batched_trained", "hedge", "sketch", "fairlin", "process", "process_min", "process_cpu", "crafter")
+ROW_NAMES = ("bandit", "batched", "batched_trained", "hedge", "games_metrics", "sketch", "fairlin", "process", "process_min", "process_cpu", "crafter")
 
 
 def load() -> str:
@@ -406,6 +410,75 @@ def row_hedge(args) -> list[dict]:
     ]
 
 
+# ------------------------------------------------------------------------------------- games_metrics
+def _bare_highs_cce(G: np.ndarray) -> Callable[[np.ndarray], float]:
+    """The limit of a CCE-distance LP: HiGHS's own solve of the model linprog builds (kept object, no checks)."""
+    from scipy import sparse
+    from scipy.optimize._highspy import _core as h
+
+    from icmlgym.envs.games.metrics import cce_program
+
+    a_ub, a_eq, c = cce_program(G)
+    a = sparse.csc_array(sparse.vstack((sparse.coo_array(a_ub), sparse.coo_array(a_eq))))
+    lp = h.HighsLp()
+    lp.num_col_ = lp.a_matrix_.num_col_ = len(c)
+    lp.num_row_ = lp.a_matrix_.num_row_ = a.shape[0]
+    lp.a_matrix_.format_ = h.MatrixFormat.kColwise
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = c, np.zeros(len(c)), np.full(len(c), h.kHighsInf)
+    lp.row_lower_ = np.concatenate([np.full(a.shape[0] - 1, -h.kHighsInf), [1.0]])
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
+    opts = h.HighsOptions()
+    opts.presolve, opts.output_flag, opts.log_to_console = "on", False, False
+    opts.simplex_strategy = h.simplex_constants.SimplexStrategy.kSimplexStrategyDual
+    solver = h._Highs()
+    solver.passOptions(opts)
+
+    def solve(sigma: np.ndarray) -> float:
+        lp.row_upper_ = np.concatenate([-sigma, sigma, np.zeros(G.shape[0]), [1.0]])
+        solver.passModel(lp)
+        solver.run()
+        return solver.getInfo().objective_function_value
+
+    return solve
+
+
+def row_games_metrics(args) -> list[dict]:
+    import icmlgym
+    from scipy.optimize import linprog
+
+    from icmlgym.envs.games.metrics import PlayStatistics, cce_program
+
+    rows = []
+    for kw in ({"n_players": 3, "n_actions": 3, "horizon": 300}, {"n_players": 3, "n_actions": 10, "horizon": 300}):
+        played: list = []
+        metrics = PlayStatistics.metrics
+        PlayStatistics.metrics = lambda self: played.append(self) or metrics(self)  # the env's statistics keep their sums
+        try:
+            icmlgym.run("icmlgym/RepeatedGame-v0", "games-hedge", seeds=16, env_kwargs=kw)
+        finally:
+            PlayStatistics.metrics = metrics
+        sigmas = [st.total / st.t for st in played]
+        G = played[0].G
+        bare, program = _bare_highs_cce(G), cce_program(G)
+        a_ub, a_eq, c = program
+
+        def via_linprog() -> None:
+            for s in sigmas:
+                linprog(c, A_ub=a_ub, b_ub=np.concatenate([-s, s, np.zeros(G.shape[0])]), A_eq=a_eq, b_eq=[1.0],
+                        bounds=[(0, None)] * len(c), method="highs")
+
+        before = load()
+        t = interleaved({"ours": lambda: [st.metrics() for st in played], "limit": lambda: [bare(s) for s in sigmas],
+                         "linprog": via_linprog}, args.repeats)
+        after = load()
+        ms = {k: 1e3 * min(v) / len(played) for k, v in t.items()}
+        rows.append({"row": f"RepeatedGame-v0 end-of-episode metrics, {kw['n_players']}x{kw['n_actions']} (ms per episode) "
+                            "vs the LP's bare HiGHS solve", "ours": ms["ours"], "limit": ms["limit"],
+                     **ratio_stats(t["ours"], t["limit"]), "load": f"{before} -> {after}",
+                     "note": f"the LP through linprog {ms['linprog']:.2f} ms"})
+    return rows
+
+
 # ------------------------------------------------------------------------------------- sketch
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -621,7 +694,7 @@ def row_crafter(args) -> list[dict]:
              "min": min(ratios), "median": statistics.median(ratios), "max": max(ratios), "load": f"{before} -> {after}"}]
 
 
-ROWS = {"bandit": row_bandit, "batched": row_batched, "batched_trained": row_batched_trained, "hedge": row_hedge, "sketch": row_sketch,
+ROWS = {"bandit": row_bandit, "batched": row_batched, "batched_trained": row_batched_trained, "hedge": row_hedge, "games_metrics": row_games_metrics, "sketch": row_sketch,
         "fairlin": row_fairlin, "process": row_process, "process_min": row_process_min, "process_cpu": row_process_cpu, "crafter": row_crafter}
 
 
