@@ -57,24 +57,32 @@ def _columns_sum_like_reduce(width: int) -> bool:
 
 
 def _columns_sum(e: np.ndarray) -> np.ndarray:
-    """The sum over the last axis as column additions, in numpy's order for a contiguous row.
+    """The sum over the last axis as column additions, in numpy's order for a contiguous row."""
+    return _add_columns([e[..., k] for k in range(e.shape[-1])])
+
+
+def _add_columns(cols: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+    """The sum of the rows whose entries are ``cols[0][j], cols[1][j], ...``, in numpy's order for a contiguous row.
 
     numpy adds a row of fewer than 8 doubles left to right, and a longer one (up to 128) in 8
-    running partial sums joined pairwise, then the remainder left to right."""
-    w = e.shape[-1]
+    running partial sums joined pairwise, then the remainder left to right. ``out``: where
+    to write the sum of fewer than 8 columns (a longer sum allocates)."""
+    w = len(cols)
     if w < 8:
-        total = e[..., 0]
-        for k in range(1, w):
-            total = total + e[..., k]
+        if w == 1:
+            return cols[0].copy() if out is None else np.copyto(out, cols[0]) or out
+        total = np.add(cols[0], cols[1], out=out)
+        for k in range(2, w):
+            np.add(total, cols[k], out=total)
         return total
-    parts = [e[..., j] for j in range(8)]
+    parts = list(cols[:8])
     i = 8
     while i < w - w % 8:
-        parts = [parts[j] + e[..., i + j] for j in range(8)]
+        parts = [parts[j] + cols[i + j] for j in range(8)]
         i += 8
     total = ((parts[0] + parts[1]) + (parts[2] + parts[3])) + ((parts[4] + parts[5]) + (parts[6] + parts[7]))
     for k in range(i, w):
-        total = total + e[..., k]
+        total = total + cols[k]
     return total
 
 
@@ -94,6 +102,26 @@ def softmax_rows(z: np.ndarray) -> np.ndarray:
         top = np.maximum(top, z[..., k])
     e = np.exp(z - top[..., None])
     return e / _row_sum(e)[..., None]
+
+
+def softmax_columns(z: np.ndarray, out: np.ndarray, work: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """:func:`softmax_rows` of ``np.moveaxis(z, 0, -1)`` (the softmax over axis 0) into ``out``, the same doubles.
+
+    The operations run on whole columns ``z[k]``. ``z`` is overwritten (it holds the exponentials
+    after the call); ``out`` has ``z``'s shape, any strides; ``work``: two arrays of ``z[0]``'s shape
+    for the column maximum and sum (allocated when not given)."""
+    w = z.shape[0]
+    top, total = (np.empty(z.shape[1:]), np.empty(z.shape[1:])) if work is None else work
+    np.copyto(top, z[0])
+    for k in range(1, w):
+        np.maximum(top, z[k], out=top)
+    np.subtract(z, top, out=z)
+    np.exp(z, out=z)
+    if w <= 16 and _columns_sum_like_reduce(w):
+        total = _add_columns(list(z), out=total)
+    else:  # numpy's own reduction, over contiguous rows as in softmax_rows
+        total = np.add.reduce(np.ascontiguousarray(np.moveaxis(z, 0, -1)), axis=-1)
+    return np.divide(z, total, out=out)
 
 
 def stacked_tail_joint(
@@ -124,39 +152,66 @@ def stacked_tail_joint(
         raise ValueError(f"every game must have the action counts {na}, got {sorted({g.n_actions for g in games})}")
     if len(init_strategies) != len(games):
         raise ValueError(f"need one list of initial strategies per game ({len(games)}), got {len(init_strategies)}")
-    Q = softmax_rows if regularizer == "entropic" else choice_map(regularizer)
     n, width, n_seeds = len(na), max(na), len(games)
     m = int(np.asarray(init_strategies[0][0]).shape[0])
     e1 = step_size(eta, "constant", 1)
-    S = np.full((n_seeds, n, m, width), _PAD)
+    # The scores are kept actions first, ``S[k, i, s, r]`` (action k of player i, seed s, run r): the
+    # choice map's operations over a row of ``width`` actions are then operations on whole columns
+    # ``S[k]``. The strategies are written players first, ``X[i, s, r, k]``, the layout of the single
+    # run's ``(players, runs, actions)`` array, whose slices are the BLAS operands it multiplies.
+    S = np.full((width, n, n_seeds, m), _PAD)
     for s, xs0 in enumerate(init_strategies):
         for i, x in enumerate(xs0):
             x = np.array(x, dtype=np.float64, ndmin=2)
-            S[s, i, :, : na[i]] = np.log(np.clip(x, 1e-300, None)) / e1 if regularizer == "entropic" else x / e1
+            S[: na[i], i, s] = (np.log(np.clip(x, 1e-300, None)) / e1 if regularizer == "entropic" else x / e1).T
+    rows_map = None if regularizer == "entropic" else choice_map(regularizer)
+    X = np.zeros((n, n_seeds, m, width))
+    X_cols = X.transpose(3, 0, 1, 2)  # the same memory, actions first as S
+    x_rows = [X[i] if na[i] == width else X[i, ..., : na[i]] for i in range(n)]
+    x_cols = [X_cols[: na[i], i] for i in range(n)]
     p = games[0].n_profiles
     tail_start = rounds - max(1, int(round(tail * rounds)))
-    tail_joint = np.zeros((n_seeds, m, p))
+    tail_cols = np.zeros((p, n_seeds, m))
     # player i's payoff matrix of each game, strided as the single run's ``_mats[i].T``
     mats_t = [np.stack([g._mats[i] for g in games]).transpose(0, 2, 1) for i in range(n)]
-    equal = len(set(na)) == 1
-    U = np.zeros((n_seeds, n, m, width))
+    U = np.zeros((n, n_seeds, m, width))
+    U_cols = U.transpose(3, 0, 1, 2)
+    # the others' joint strategy of each player, C-ordered (runs, profiles) per seed as the single run's operand
+    joint_rows = [None if n == 2 else np.empty((n_seeds, m, p // na[i])) for i in range(n)]
+    Z = np.empty_like(S)
+    work = (np.empty(S.shape[1:]), np.empty(S.shape[1:]))
     for t in range(1, rounds + 1):
         e = step_size(eta, "constant", t)
-        X = Q(e * S)
-        xs = [X[:, i] if equal else X[:, i, :, : na[i]] for i in range(n)]
+        if rows_map is None:
+            softmax_columns(np.multiply(e, S, out=Z), X_cols, work)
+        else:
+            X[...] = rows_map(np.ascontiguousarray(np.moveaxis(e * S, 0, -1)))
         for i in range(n):
-            others = [xs[j] for j in range(n) if j != i]
-            joint = others[0]
-            for x in others[1:]:
-                joint = (joint[..., :, None] * x[..., None, :]).reshape(n_seeds, m, -1)
-            U[:, i, :, : na[i]] = np.matmul(joint, mats_t[i])
-        S += U
+            if n == 2:
+                joint = x_rows[1 - i]
+            else:
+                joint = joint_rows[i]
+                np.copyto(joint.transpose(2, 0, 1), _product_columns([x_cols[j] for j in range(n) if j != i]))
+            if na[i] == width:
+                np.matmul(joint, mats_t[i], out=U[i])
+            else:
+                U[i, ..., : na[i]] = np.matmul(joint, mats_t[i])
+        S += U_cols
         if t - 1 >= tail_start:
-            joint = xs[0]
-            for x in xs[1:]:
-                joint = (joint[..., :, None] * x[..., None, :]).reshape(n_seeds, m, -1)
-            tail_joint += joint
-    return tail_joint / (rounds - tail_start)
+            tail_cols += _product_columns(x_cols)
+    return np.ascontiguousarray(np.moveaxis(tail_cols, 0, -1)) / (rounds - tail_start)
+
+
+def _product_columns(xs: Sequence[np.ndarray]) -> np.ndarray:
+    """The product distribution of mixed strategies given actions first (each ``(n_j, ...)``), profiles first in C order.
+
+    The products of :func:`icmlgym.envs.games.dynamics.joint_distribution` in its order (the
+    joint of the first players times the next player's strategy), on whole columns."""
+    joint = xs[0]
+    for x in xs[1:]:
+        # C order: the columns may be strided views whose action axis is the fastest in memory
+        joint = np.multiply(joint[:, None], x[None, :], order="C").reshape((-1,) + x.shape[1:])
+    return joint
 
 
 class StabilityPredictionVectorEnv(VectorEnv):
@@ -286,4 +341,4 @@ class StabilityPredictionVectorEnv(VectorEnv):
         self.single.close()
 
 
-__all__ = ["StabilityPredictionVectorEnv", "softmax_rows", "stacked_tail_joint"]
+__all__ = ["StabilityPredictionVectorEnv", "softmax_columns", "softmax_rows", "stacked_tail_joint"]
