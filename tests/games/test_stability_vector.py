@@ -105,3 +105,23 @@ def test_vector_env_through_make_vec_and_bad_actions() -> None:
         venv.step(np.zeros((3, 9), dtype=np.int8))
     with pytest.raises(ValueError, match="num_envs"):
         StabilityPredictionVectorEnv(num_envs=0)
+
+
+def test_deviation_edges_many_equal_deviation_edges() -> None:
+    from icmlgym.envs.games.normal_form import NormalFormGame, random_game
+    from icmlgym.envs.games.preference_graph import deviation_edges, deviation_edges_many
+
+    cases = [[make_game(kind, n_players=p, n_actions=a, seed=s, **kw) for s in range(8)]
+             for kind, p, a, kw in (("random", 2, 3, {}), ("covariant", 3, 2, {"rho": -0.5}), ("zero_sum", 2, 4, {}),
+                                    ("coordination", 2, 3, {}))]
+    cases.append([random_game((2, 3, 4), seed=s) for s in range(4)])  # unequal action counts
+    cases.append([rock_paper_scissors(), NormalFormGame(np.zeros((2, 3, 3)))])  # ties; a game without arrows
+    for games in cases:
+        for tol in (0.0, 0.1):
+            many = deviation_edges_many(np.stack([g.payoffs for g in games]), tol)
+            for got, g in zip(many, games, strict=True):
+                want = deviation_edges(g, tol)
+                assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+    assert deviation_edges_many(np.zeros((2, 2, 2, 3)))[1].shape == (0, 4)
+    with pytest.raises(ValueError, match="tol"):
+        deviation_edges_many(np.zeros((1, 2, 2, 2)), -1.0)

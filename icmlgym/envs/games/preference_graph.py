@@ -55,6 +55,35 @@ def deviation_edges(game: NormalFormGame, tol: float = 0.0) -> np.ndarray:
     return np.concatenate(rows)
 
 
+def deviation_edges_many(payoffs: np.ndarray, tol: float = 0.0) -> list[np.ndarray]:
+    """:func:`deviation_edges` of each of ``G`` games of one shape, from their stacked payoffs ``(G, N, n_1, ..., n_N)``.
+
+    The same rows in the same order (player, then target action, then source profile in C
+    order) and the same gains, from array operations over all games at once."""
+    if tol < 0:
+        raise ValueError(f"tol must be non-negative, got {tol}")
+    payoffs = np.asarray(payoffs, dtype=np.float64)
+    n_games, n = payoffs.shape[0], payoffs.shape[1]
+    shape = payoffs.shape[2:]
+    if len(shape) != n:
+        raise ValueError(f"payoffs must have shape (G, N, n_1, ..., n_N), got {payoffs.shape}")
+    size = int(np.prod(shape))
+    width = max(shape)
+    gains = np.zeros((n_games, n, width, size))
+    valid = np.zeros((1, n, width, 1), dtype=bool)  # target actions a player has
+    for i, k in enumerate(shape):
+        u = payoffs[:, i]
+        for b in range(k):
+            gains[:, i, b] = (np.take(u, [b], axis=1 + i) - u).reshape(n_games, size)
+        valid[0, i, :k] = True
+    g, i, b, frm = np.nonzero((gains > tol) & valid)  # C order: game, player, target action, source profile
+    strides = np.array([int(np.prod(shape[j + 1 :])) for j in range(n)])
+    own = (frm // strides[i]) % np.asarray(shape)[i]  # the deviating player's action at the source
+    rows = np.column_stack([frm, frm + (b - own) * strides[i], i, gains[g, i, b, frm]])
+    cuts = np.cumsum(np.bincount(g, minlength=n_games))[:-1]
+    return [r if len(r) else np.zeros((0, 4)) for r in np.split(rows, cuts)]
+
+
 def preference_graph(game: NormalFormGame, tol: float = 0.0, edges: np.ndarray | None = None) -> nx.DiGraph:
     """The preference graph as a ``networkx.DiGraph`` over profile tuples.
 

@@ -42,7 +42,7 @@ from icmlgym.envs.games.basins import tally_basins
 from icmlgym.envs.games.dynamics import Regularizer, choice_map, random_strategies, step_size
 from icmlgym.envs.games.generators import make_game
 from icmlgym.envs.games.normal_form import NormalFormGame
-from icmlgym.envs.games.preference_graph import adjacency_matrix, deviation_edges, preference_graph, sink_components
+from icmlgym.envs.games.preference_graph import deviation_edges_many, preference_graph, sink_components
 from icmlgym.envs.games.stability_prediction import StabilityPredictionEnv
 from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
@@ -235,17 +235,23 @@ class StabilityPredictionVectorEnv(VectorEnv):
         self._k = 0
         self._ended = True
 
-    def _draw(self, i: int) -> None:
-        """The single env's ``_draw`` for sub-env ``i``: one game seed from its generator."""
+    def _draw(self) -> None:
+        """The single env's ``_draw`` for every sub-env: one game seed from each generator; then the
+        games' deviation edges at once, which give both the observation and the preference graph
+        (the single env computes them twice)."""
         s = self.single
-        seed = int(self._rngs[i].integers(2**31 - 1))
-        game = make_game(s.game_kind, n_players=s.n_players, n_actions=s.n_actions, seed=seed, **s._kw)
-        if game.n_actions != s.shape:
-            raise ValueError(f"game {s.game_kind!r} has actions {game.n_actions}, expected {s.shape}")
-        self._games[i] = game
-        edges = deviation_edges(game)  # once for the observation and the graph (the single env computes them twice)
-        self._obs[i] = adjacency_matrix(game, edges=edges).astype(np.float32).ravel()
-        self._graphs[i] = preference_graph(game, edges=edges)
+        for i, rng in enumerate(self._rngs):
+            seed = int(rng.integers(2**31 - 1))
+            game = make_game(s.game_kind, n_players=s.n_players, n_actions=s.n_actions, seed=seed, **s._kw)
+            if game.n_actions != s.shape:
+                raise ValueError(f"game {s.game_kind!r} has actions {game.n_actions}, expected {s.shape}")
+            self._games[i] = game
+        edges = deviation_edges_many(np.stack([g.payoffs for g in self._games]))
+        adj = np.zeros((self.num_envs, self.n_profiles, self.n_profiles), dtype=bool)
+        for i, (game, e) in enumerate(zip(self._games, edges)):
+            adj[i, e[:, 0].astype(int), e[:, 1].astype(int)] = True  # adjacency_matrix(game, edges=e)
+            self._graphs[i] = preference_graph(game, edges=e)
+        self._obs[...] = adj.reshape(self.num_envs, -1)
 
     def _cost(self) -> dict[str, np.ndarray]:
         k = self._k
@@ -269,8 +275,7 @@ class StabilityPredictionVectorEnv(VectorEnv):
         self._observed_frac: list[list[float]] = [[] for _ in range(self.num_envs)]
         self._absorbed: list[list[float]] = [[] for _ in range(self.num_envs)]
         self._n_sinks: list[list[int]] = [[] for _ in range(self.num_envs)]
-        for i in range(self.num_envs):
-            self._draw(i)
+        self._draw()
         self._ended = False
         return self._obs.copy(), {"cost": self._cost()}
 
@@ -317,8 +322,7 @@ class StabilityPredictionVectorEnv(VectorEnv):
             self._ended = True
             info["metrics"] = self._metrics()
         else:
-            for i in range(self.num_envs):
-                self._draw(i)
+            self._draw()
         return self._obs.copy(), rewards, np.zeros(self.num_envs, dtype=bool), np.full(self.num_envs, truncated), info
 
     def _metrics(self) -> dict[str, np.ndarray]:
