@@ -109,3 +109,25 @@ def test_closure_span_subgames_and_leak():
         span([])
     for sub in itertools.islice(all_subgames(g), 9):
         assert is_subgame(subgame_profiles(sub))
+
+
+def test_sink_components_are_the_condensations_members_in_their_order() -> None:
+    """The sinks are networkx's condensation's member sets, iterated in the same order (each sink's mass
+    is summed in that order, so StabilityPrediction-v0's records depend on it)."""
+    import networkx as nx
+
+    from icmlgym.envs.games.generators import make_game
+
+    def by_condensation(g: nx.DiGraph) -> list[frozenset]:
+        cond = nx.condensation(g)
+        return sorted((frozenset(cond.nodes[c]["members"]) for c in cond.nodes if cond.out_degree(c) == 0), key=min)
+
+    graphs = [preference_graph(make_game(kind, n_players=p, n_actions=a, seed=s))
+              for kind in ("random", "zero_sum", "covariant") for p, a in ((2, 3), (3, 2), (3, 3)) for s in range(6)]
+    graphs.append(preference_graph(rock_paper_scissors()))
+    rng = np.random.default_rng(1)
+    graphs += [graph_from_adjacency(rng.random((9, 9)) < q, (3, 3)) for q in (0.05, 0.1, 0.2, 0.4) for _ in range(10)]
+    for g in graphs:
+        want = by_condensation(g)
+        got = sink_components(g)
+        assert got == want and [list(s) for s in got] == [list(s) for s in want]

@@ -125,3 +125,20 @@ def test_deviation_edges_many_equal_deviation_edges() -> None:
     assert deviation_edges_many(np.zeros((2, 2, 2, 3)))[1].shape == (0, 4)
     with pytest.raises(ValueError, match="tol"):
         deviation_edges_many(np.zeros((1, 2, 2, 2)), -1.0)
+
+
+def test_tally_basins_many_equals_tally_basins() -> None:
+    from icmlgym.envs.games.basins import tally_basins, tally_basins_many
+    from icmlgym.envs.games.preference_graph import sink_components
+
+    for kind, p, a in (("random", 2, 3), ("coordination", 2, 3), ("random", 3, 2)):
+        games = [make_game(kind, n_players=p, n_actions=a, seed=s) for s in range(12)]
+        sinks = [sink_components(g) for g in games]
+        inits = [random_strategies(g, 10, np.random.default_rng(s)) for s, g in enumerate(games)]
+        tails = stacked_tail_joint(games, inits, 120, 0.5)
+        for threshold, tol in ((0.9, 1e-2), (0.5, 0.2)):
+            for got, g, sk, tj in zip(tally_basins_many(games, sinks, tails, 120, threshold, tol), games, sinks, tails, strict=True):
+                want = tally_basins(g, sk, tj, 120, threshold, tol)
+                assert got.sinks == want.sinks and got.unabsorbed == want.unabsorbed and got.rounds == want.rounds
+                for f in ("fractions", "tail_joint", "observed"):
+                    assert getattr(got, f).dtype == getattr(want, f).dtype and np.array_equal(getattr(got, f), getattr(want, f)), f

@@ -92,6 +92,32 @@ def tally_basins(
     return BasinStats(sinks, fractions, float(np.mean(winner < 0)), tail_joint, observed, rounds)
 
 
+def tally_basins_many(
+    games: Sequence[NormalFormGame],
+    sinks: Sequence[Sequence[frozenset[Profile]]],
+    tail_joints: np.ndarray,
+    rounds: int,
+    threshold: float = 0.9,
+    support_tol: float = 1e-2,
+) -> list[BasinStats]:
+    """``[tally_basins(games[s], sinks[s], tail_joints[s], rounds, threshold, support_tol) for s ...]``, the same values.
+
+    ``tail_joints`` is ``(S, M, P)``. The observed profiles of all games' runs come from one
+    :func:`coverage_mask` over the ``S * M`` rows (row by row the same), the rest game by game."""
+    tails = np.asarray(tail_joints, dtype=np.float64)
+    n_games, m, p = tails.shape
+    observed = coverage_mask(tails.reshape(n_games * m, p), support_tol).reshape(n_games, m, p).any(axis=1)
+    out = []
+    for game, sk, joint, obs in zip(games, sinks, tails, observed, strict=True):
+        sk = list(sk)
+        mass = set_mass(joint, game, sk)  # (M, S)
+        winner = np.where(mass.max(axis=1) >= threshold, mass.argmax(axis=1), -1)
+        # np.mean of a boolean array is its count (a float64 sum) over its length: the same doubles
+        fractions = np.bincount(winner[winner >= 0], minlength=len(sk)) / m
+        out.append(BasinStats(sk, fractions, float(np.count_nonzero(winner < 0) / m), joint, obs, rounds))
+    return out
+
+
 def predict_sinks(adjacency: np.ndarray | nx.DiGraph) -> np.ndarray:
     """Boolean ``(P,)``: the profiles that lie in a sink component of the preference graph.
 

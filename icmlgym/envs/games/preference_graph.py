@@ -137,8 +137,10 @@ def strongly_connected_components(game_or_graph: NormalFormGame | nx.DiGraph) ->
 def sink_components(game_or_graph: NormalFormGame | nx.DiGraph) -> list[frozenset[Profile]]:
     """Components with no arrow leaving them (sink equilibria), sorted by their smallest profile."""
     g = _graph(game_or_graph)
-    cond = nx.condensation(g)
-    sinks = [frozenset(cond.nodes[c]["members"]) for c in cond.nodes if cond.out_degree(c) == 0]
+    succ = g.succ
+    # the components networkx's condensation takes as its members (the same sets, so the same member
+    # order), without building the condensation: a sink is a component no arrow leaves
+    sinks = [frozenset(c) for c in nx.strongly_connected_components(g) if all(v in c for u in c for v in succ[u])]
     return sorted(sinks, key=min)
 
 

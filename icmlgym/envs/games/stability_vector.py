@@ -38,7 +38,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from icmlgym.envs.games.basins import tally_basins
+from icmlgym.envs.games.basins import tally_basins_many
 from icmlgym.envs.games.dynamics import Regularizer, choice_map, random_strategies, step_size
 from icmlgym.envs.games.generators import make_game
 from icmlgym.envs.games.normal_form import NormalFormGame
@@ -293,23 +293,24 @@ class StabilityPredictionVectorEnv(VectorEnv):
         sinks = [sink_components(g) for g in self._graphs]  # sink_components(game) builds this same graph
         inits = [random_strategies(g, s.n_inits, rng) for g, rng in zip(self._games, self._rngs)]
         tails = stacked_tail_joint(self._games, inits, s.rounds, s.eta, s.regularizer, s.tail)  # type: ignore[arg-type]
-        rewards = np.zeros(self.num_envs)
-        observed, fractions = [], []
+        stats = tally_basins_many(self._games, sinks, tails, s.rounds, s.absorption_threshold, s.support_tol)
+        obs_lab = np.stack([st.observed for st in stats])
+        # the single env's per-game reductions, row by row (sums and means of booleans: exact counts)
+        rewards = np.mean(pred == obs_lab, axis=1)
+        exact = np.all(pred == obs_lab, axis=1)
+        tp, fp, fn = (np.sum(x, axis=1) for x in (pred & obs_lab, pred & ~obs_lab, ~pred & obs_lab))
+        observed_frac = np.mean(obs_lab, axis=1)
         for i in range(self.num_envs):
-            stats = tally_basins(self._games[i], sinks[i], tails[i], s.rounds, s.absorption_threshold, s.support_tol)
-            obs_lab, p = stats.observed, pred[i]
-            acc = float(np.mean(p == obs_lab))
-            rewards[i] = acc
-            self._acc[i].append(acc)
-            self._exact[i].append(float(np.all(p == obs_lab)))
-            self._tp[i] += int(np.sum(p & obs_lab))
-            self._fp[i] += int(np.sum(p & ~obs_lab))
-            self._fn[i] += int(np.sum(~p & obs_lab))
-            self._observed_frac[i].append(float(obs_lab.mean()))
-            self._absorbed[i].append(1.0 - stats.unabsorbed)
+            self._acc[i].append(float(rewards[i]))
+            self._exact[i].append(float(exact[i]))
+            self._tp[i] += int(tp[i])
+            self._fp[i] += int(fp[i])
+            self._fn[i] += int(fn[i])
+            self._observed_frac[i].append(float(observed_frac[i]))
+            self._absorbed[i].append(1.0 - stats[i].unabsorbed)
             self._n_sinks[i].append(len(sinks[i]))
-            observed.append(obs_lab.astype(np.int8))
-            fractions.append(stats.fractions)
+        observed = list(obs_lab.astype(np.int8))
+        fractions = [st.fractions for st in stats]
         self._k += 1
         truncated = self._k >= s.n_games
         info: dict[str, Any] = {
