@@ -165,6 +165,8 @@ def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, ma
         else:
             np.add(ret, rewards, out=ret, where=running)  # an ended seed's return stays as it was at its end
         newly = ended & running
+        if not np.count_nonzero(newly) and not cut:
+            continue  # no seed ended this step: the masks stay as they are (and some seed still runs)
         lengths[newly] = steps
         env_ended |= newly
         running &= ~ended

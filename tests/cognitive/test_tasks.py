@@ -195,3 +195,15 @@ def test_bad_arguments_are_named():
         make_task("go_nogo").batch(3, 0, coh=1)
     with pytest.raises(ValueError, match="n must be >= 1"):
         make_task("go_nogo").batch(0, 0)
+
+
+def test_uniform_choice_is_generator_choice():
+    """The tasks' uniform draws from a list (coherences, duration choices): Generator.choice's values and stream."""
+    from icmlgym.envs.cognitive.tasks import uniform_choice
+
+    for seed in range(50):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        for values, n in (((5.0, 15.0, 50.0), 20), ((0.0, 3.2, 6.4, 12.8, 25.6, 51.2), 7), ((400, 600), 1)):
+            got, want = uniform_choice(a, values, n), b.choice(np.asarray(values, dtype=float), size=n)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert a.bit_generator.state == b.bit_generator.state

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
@@ -101,6 +101,12 @@ def _trunc_exp(rng: np.random.Generator, n: int, mean: float, lo: float, hi: flo
     return out
 
 
+def uniform_choice(rng: np.random.Generator, values: Sequence[float], n: int) -> np.ndarray:
+    """``rng.choice(np.asarray(values, dtype=float), size=n)``: the same draws and values (``Generator.choice``
+    draws uniform indices with ``integers(0, len, size=n)``), without its argument handling (half its time)."""
+    return np.asarray(values, dtype=float)[rng.integers(0, len(values), size=n)]
+
+
 def sample_duration(spec: Duration, rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` durations in ms from a duration spec (see ``Duration``)."""
     if isinstance(spec, (int, float, np.integer, np.floating)):
@@ -113,7 +119,7 @@ def sample_duration(spec: Duration, rng: np.random.Generator, n: int) -> np.ndar
             return _trunc_exp(rng, n, *spec[1:])
         raise ValueError(f"unknown duration kind {kind!r} (known: 'uniform', 'truncexp')")
     if isinstance(spec, (tuple, list)):
-        return rng.choice(np.asarray(spec, dtype=float), size=n)
+        return uniform_choice(rng, spec, n)
     raise ValueError(f"a duration is a number, a tuple of choices, ('uniform', lo, hi) or ('truncexp', mean, lo, hi); got {spec!r}")
 
 
@@ -292,7 +298,7 @@ class PerceptualDecision(CognitiveTask):
         super().__post_init__()
 
     def _conditions(self, rng, n):
-        return {"ground_truth": rng.integers(0, self.dim_ring, size=n), "coh": rng.choice(np.asarray(self.cohs, float), size=n)}
+        return {"ground_truth": rng.integers(0, self.dim_ring, size=n), "coh": uniform_choice(rng, self.cohs, n)}
 
     def _fill(self, inputs, targets, where, cond, periods):
         theta = _ring(self.dim_ring)
@@ -340,8 +346,8 @@ class ContextIntegration(CognitiveTask):
             "ground_truth": rng.integers(0, r, size=n),
             "other_choice": rng.integers(0, r, size=n),
             "context": rng.integers(0, 2, size=n),
-            "coh_1": rng.choice(np.asarray(self.cohs, float), size=n),
-            "coh_2": rng.choice(np.asarray(self.cohs, float), size=n),
+            "coh_1": uniform_choice(rng, self.cohs, n),
+            "coh_2": uniform_choice(rng, self.cohs, n),
         }
 
     def _derive(self, cond):

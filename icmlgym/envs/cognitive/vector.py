@@ -60,7 +60,7 @@ def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator
         cond = task._conditions(rng, n)
         task._derive(cond)
         dur = task._durations(rng, n, cond)
-        block = np.stack([task.steps(dur[p]) for p in task.period_names], axis=1)  # (n, P)
+        block = task.steps(np.stack([dur[p] for p in task.period_names], axis=1))  # (n, P), steps() elementwise
         if noisy:
             noises.append(rng.standard_normal((n, int(block.sum(axis=1).max()), len(task.noisy_channels))).astype(np.float32) * scale)
         conds.append(cond)
@@ -143,13 +143,16 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self._trials = b = trial_blocks(self.task, k, [seeding.np_random(s)[0] for s in sub_env_seeds(seed, n)])
         length = self._len = b.inputs.shape[1]
         # the period of every step: the index (in the task's period order) of the first period holding it, as
-        # the single env's _period_now finds it; -1 where none does (names[-1] is "")
+        # the single env's _period_now finds it; -1 where none does (names[-1] is ""). trial_blocks lays a
+        # trial's periods end to end (each starts where the one before ends), so before the trial's end the
+        # period holding step t is the number of periods that end at or before t (empty ones included)
         names = list(b.periods)
         self._period_names = np.array(names + [""], dtype=object)
-        se = np.stack([b.periods[p] for p in names], axis=-1)  # (n * k, 2, P)
-        t = np.arange(length)[None, :, None]
-        holds = (t >= se[:, None, 0, :]) & (t < se[:, None, 1, :])  # (n * k, L, P)
-        self._pid = np.where(holds.any(axis=-1), np.argmax(holds, axis=-1), -1).astype(np.intp).reshape(-1)
+        t = np.arange(length)[None, :]
+        count = np.zeros((n * k, length), dtype=np.intp)
+        for p in names:
+            count += t >= b.periods[p][:, 1:2]
+        self._pid = np.where(t < b.periods[names[-1]][:, 1:2], count, -1).reshape(-1)
         self._inputs = b.inputs.reshape(n * k * length, -1)
         self._targets = b.targets.reshape(-1)
         self._lengths = b.lengths.astype(np.int64).reshape(n, k)
