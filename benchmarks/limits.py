@@ -14,7 +14,8 @@ shared. Rows:
 - ``batched``: 64 seeds of an entry as 64 single runs (in process) against one
   batched run (``batch_seeds``); a throughput ratio, not a limit. Entries: Bandit,
   RepeatedGameVsFTRL, FairLinearBandit, the six cognitive task envs (``random``) and
-  SketchAttack (every attacker).
+  SketchAttack (every attacker). ``--clock cpu`` times both by the process's CPU time instead of
+  the wall clock (steadier on a shared machine).
 - ``batched_trained``: the cognitive envs' agents that train (RNN policy, SB3 PPO), run
   singly: the share of a run its evaluation takes, the most a batched evaluation could
   save; and whether a stacked RNN step equals N single ones bit for bit.
@@ -218,6 +219,16 @@ def row_bandit(args) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------- batched
+def _cpu_seconds(f: Callable[[], object]) -> Callable[[], Seconds]:
+    """``f`` timed by this process's CPU time (all its threads) instead of the wall clock: on a loaded
+    machine the wall clock also counts the time other processes held the cores."""
+    def timed() -> Seconds:
+        c0 = time.process_time()
+        f()
+        return Seconds(time.process_time() - c0)
+    return timed
+
+
 def row_batched(args) -> list[dict]:
     from icmlgym.runner import execute
     from icmlgym.runner.api import make_tasks
@@ -251,11 +262,14 @@ def row_batched(args) -> list[dict]:
         if agent == "bandit-thompson":  # also the agent as it was: one Generator.beta call per step (no batched form)
             previous = make_tasks(env_id, previous_thompson, seeds=64, tier="smoke")
             fns["previous single"] = lambda: [execute(x) for x in previous]
+        if args.clock == "cpu":
+            fns = {k: _cpu_seconds(f) for k, f in fns.items()}
         before = load()
         t = interleaved(fns, max(2, args.repeats // 2))
         after = load()
         where = f"{env_id.split('/')[1]} smoke" + "".join(f", {k}={v}" for k, v in env_kwargs.items())
-        rows.append({"row": f"64 seeds batched vs 64 single runs in process, {agent} ({where}; runs/s)",
+        unit = "runs per CPU-s" if args.clock == "cpu" else "runs/s"
+        rows.append({"row": f"64 seeds batched vs 64 single runs in process, {agent} ({where}; {unit})",
                      "ours": 64 / min(t["batched"]), "limit": 64 / min(t["single"]),
                      **ratio_stats(t["batched"], t["single"]), "load": f"{before} -> {after}",
                      "note": f"throughput x{min(t['single']) / min(t['batched']):.1f}"})
@@ -705,6 +719,8 @@ def main() -> None:
     ap.add_argument("--envs", default="", help="batched rows: only these envs (names without the namespace, comma-separated)")
     ap.add_argument("--trained-seeds", type=int, default=3, help="batched_trained row: single runs per agent and env")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="batched row: time by the wall clock or by the process's CPU time (steadier under load)")
     ap.add_argument("--horizon", type=int, default=20_000, help="bandit steps per episode")
     ap.add_argument("--rounds", type=int, default=5_000, help="Hedge rounds")
     ap.add_argument("--sketch-n", type=int, default=1_000_000)
