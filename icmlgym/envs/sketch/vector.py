@@ -84,9 +84,10 @@ class SketchAttackVectorEnv(VectorEnv):
         self.kind = "bernoulli" if type(probe) is BernoulliSketch else "exact" if type(probe) is ExactSketch else "objects"
         self.p = probe.p if self.kind == "bernoulli" else 1.0
         self._rows = np.arange(n)
+        self._base = self._rows * self.n_keys  # seed i's keys start at i * n_keys in the flat true vector
         self._shape = (n, 3)
         self._bounds = np.array([3, self.n_keys, self.max_increment], dtype=np.uint64)
-        self._done = np.ones(n, dtype=bool)
+        self._live = np.zeros(n, dtype=bool)
         self._started = False
 
     def _f(self, v: np.ndarray) -> np.ndarray:
@@ -132,7 +133,8 @@ class SketchAttackVectorEnv(VectorEnv):
         self.metrics = {k: np.zeros(n) for k in METRICS}
         self._terminated_out, self._truncated_out = _frozen(self.terminated), _frozen(self.truncated)
         self._metrics_out: dict[str, np.ndarray] = {}
-        self._done = np.zeros(n, dtype=bool)
+        self._live = np.ones(n, dtype=bool)  # the rows whose episode has not ended
+        self._n_live = n
         self._any_ended = False
         self._obs = np.zeros((n, 3))
         self._obs[:, 1] = self.update_budget
@@ -152,37 +154,17 @@ class SketchAttackVectorEnv(VectorEnv):
         return np.array([self.defenders[i].space_words() for i in rows.tolist()], dtype=np.int64)
 
     def _estimate(self, rows: np.ndarray) -> np.ndarray:
-        if self.kind == "bernoulli":
-            return self.def_total[rows] / self.p
-        if self.kind == "exact":
-            return self.truth_total[rows].copy()
         return np.array([float(self.defenders[i].estimate()) for i in rows.tolist()], dtype=np.float64)
 
-    def _defender_increment(self, rows: np.ndarray, flat: np.ndarray, d: np.ndarray, old_true: np.ndarray, gain: np.ndarray) -> None:
-        """Increment ``flat`` (keys of ``rows``) by ``d``; ``old_true`` and ``gain`` are the truth's old values and ``f`` gains."""
-        if self.kind == "bernoulli":
-            # a sampled key holds exactly its true value (held from its first unit, dropped at reset),
-            # so its gain is the truth's; adding 0.0 for an unsampled key leaves the total as it was
-            s = self.sampled[flat]
-            self.def_total[rows] += gain * s
-            self.held_count[rows] += (old_true == 0) & s
-        elif self.kind == "exact":
-            self.nonzero[rows] += old_true == 0
-        else:
-            for i, key, delta in zip(rows.tolist(), (flat - rows * self.n_keys).tolist(), d.tolist()):
-                self.defenders[i].update(key, delta)
+    def _defender_increment(self, rows: np.ndarray, flat: np.ndarray, d: np.ndarray) -> None:
+        """Increment ``flat`` (keys of ``rows``) by ``d`` in each row's defender object."""
+        for i, key, delta in zip(rows.tolist(), (flat - rows * self.n_keys).tolist(), d.tolist()):
+            self.defenders[i].update(key, delta)
 
-    def _defender_reset(self, rows: np.ndarray, flat: np.ndarray, old_true: np.ndarray, loss: np.ndarray) -> None:
-        """Reset ``flat`` (keys of ``rows``); ``old_true`` and ``loss`` are the truth's values before and their ``f``."""
-        if self.kind == "bernoulli":
-            s = self.sampled[flat]  # held iff sampled and nonzero; subtracting 0.0 changes no total
-            self.def_total[rows] -= loss * s
-            self.held_count[rows] -= (old_true > 0) & s
-        elif self.kind == "exact":
-            self.nonzero[rows] -= old_true > 0
-        else:
-            for i, key, value in zip(rows.tolist(), (flat - rows * self.n_keys).tolist(), old_true.tolist()):
-                self.defenders[i].reset(key, value=value)
+    def _defender_reset(self, rows: np.ndarray, flat: np.ndarray, old_true: np.ndarray) -> None:
+        """Reset ``flat`` (keys of ``rows``) in each row's defender object; ``old_true`` are the truth's values before."""
+        for i, key, value in zip(rows.tolist(), (flat - rows * self.n_keys).tolist(), old_true.tolist()):
+            self.defenders[i].reset(key, value=value)
 
     # ------------------------------------------------------------------ step
     def step(self, actions: Any):
@@ -191,18 +173,113 @@ class SketchAttackVectorEnv(VectorEnv):
         a = actions if type(actions) is np.ndarray else np.asarray(actions)
         if a.shape != self._shape or a.dtype.kind not in "iu":
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
+        if self._any_ended and not self._live.any():
+            raise RuntimeError("step() called after every episode ended; call reset()")
+        if a.dtype != np.int64:
+            a = a.astype(np.int64)
+        # op, key and amount each in [0, bound): a negative value reads as a huge unsigned one; an ended row's action is ignored
+        bad = a.view(np.uint64) >= self._bounds
+        if np.count_nonzero(bad) and (not self._any_ended or np.count_nonzero(bad[self._live])):
+            raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
+        reward = self._step_objects(a) if self.kind == "objects" else self._step_stacked(a)
+        # an ended row's state no longer changes, so its observation comes out as at its end
+        obs = self._obs
+        np.maximum(self.published, 0.0, out=obs[:, 0])
+        obs[:, 1] = self.updates_left
+        obs[:, 2] = self.queries_left
+        success = self.error > self.epsilon
+        ended = success | (self.updates_left <= 0) | (self.queries_left <= 0)
         if self._any_ended:
-            live = np.flatnonzero(~self._done)
-            if not len(live):
-                raise RuntimeError("step() called after every episode ended; call reset()")
+            ended &= self._live
+        if np.count_nonzero(ended):
+            self._end(ended, success)
+        info: dict[str, Any] = {"cost": {"updates": self.update_budget - self.updates_left, "queries": self.query_budget - self.queries_left}}
+        if self._any_ended:
+            info["metrics"] = self._metrics_out
+        return obs.copy(), reward, self._terminated_out, self._truncated_out, info
+
+    def _step_stacked(self, a: np.ndarray) -> np.ndarray:
+        """One step of every live row of a stacked defender (``bernoulli``, ``exact``) in whole-array
+        operations, masked by op, with no per-op index arrays; returns the rewards.
+
+        Each row's doubles are the single env's: a key's new value is ``old + amount`` (increment), 0
+        (reset) or ``old`` (a query, an ended row); every total takes ``f(new) - f(old)``, which is
+        the increment's gain, ``0.0 - f(old)`` for a reset (``x + (0.0 - y) == x - y``) and ``0.0``
+        otherwise (adding 0.0 changes no total: a total is never -0.0); the query's answer, error
+        and reward are computed for every row and kept for the rows that queried. A query row's
+        prefix maximum is the one it had before the step (the row's truth did not move)."""
+        op = a[:, 0]
+        is_q = op == OP_QUERY
+        if self._any_ended:
+            live = self._live
+            is_q &= live
+            self.steps += live
+        else:
+            live = None
+            self.steps += 1
+        n_q = np.count_nonzero(is_q)
+        if n_q:
+            self.queries_left -= is_q
+        if n_q < self._n_live:
+            is_inc = op == OP_INCREMENT
+            is_rst = op == OP_RESET
+            if live is not None:
+                is_inc &= live
+                is_rst &= live
+            if n_q or live is not None:
+                self.updates_left -= is_inc | is_rst
+            else:  # every row updates
+                self.updates_left -= 1
+            flat = self._base + a[:, 1]
+            old = self.values[flat]
+            new = a[:, 2] + 1
+            new *= is_inc
+            new += old
+            if np.count_nonzero(is_rst):
+                new *= ~is_rst
+            self.values[flat] = new
+            dpos = (new > 0).view(np.int8) - (old > 0).view(np.int8)  # a held or nonzero key's count: +1, -1 or 0
+            if self.statistic == "cardinality":
+                delta = dpos.astype(np.float64)  # f(new) - f(old), f = float(v > 0)
+            elif self.statistic == "sum":
+                delta = (new - old).astype(np.float64)  # exact for integers
+            else:  # Python's pow per element: only where the value moved (f(v) - f(v) is 0.0)
+                delta = np.zeros(self.num_envs)
+                moved = np.flatnonzero(new != old)
+                delta[moved] = self._f(new[moved]) - self._f(old[moved])
+            self.truth_total += delta
+            if self.kind == "bernoulli":
+                s = self.sampled[flat]  # a sampled key holds exactly its true value
+                self.def_total += delta * s
+                self.held_count += dpos * s
+                space = 2 * self.held_count
+            else:
+                self.nonzero += dpos
+                space = 2 * self.nonzero
+            np.maximum(self.prefix_max_true, self.truth_total, out=self.prefix_max_true)
+            np.maximum(self.max_space, space, out=self.max_space)
+        if not n_q:
+            return np.zeros(self.num_envs)
+        est = self.def_total / self.p if self.kind == "bernoulli" else self.truth_total
+        err = np.abs(est - self.truth_total) / np.maximum(self.prefix_max_true, self.min_scale)
+        better = err > self.error
+        if n_q < self.num_envs:
+            better &= is_q
+        reward = np.where(better, err - self.error, 0.0)
+        np.copyto(self.error, err, where=better)
+        if n_q < self.num_envs:
+            np.copyto(self.published, est, where=is_q)
+        else:
+            self.published[:] = est
+        return reward
+
+    def _step_objects(self, a: np.ndarray) -> np.ndarray:
+        """One step of the live rows of per-seed defender objects; returns the rewards."""
+        if self._any_ended:
+            live = np.flatnonzero(self._live)
             al = a[live]
         else:
             live, al = self._rows, a
-        if al.dtype != np.int64:
-            al = al.astype(np.int64)
-        # op, key and amount each in [0, bound): a negative value reads as a huge unsigned one
-        if np.count_nonzero(al.view(np.uint64) >= self._bounds):
-            raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         op = al[:, 0]
         if self._any_ended:
             self.steps[live] += 1
@@ -238,7 +315,7 @@ class SketchAttackVectorEnv(VectorEnv):
                 self.values[fl] = new
                 gain = self._gain(old, new)
                 self.truth_total[r] += gain
-                self._defender_increment(r, fl, d, old, gain)
+                self._defender_increment(r, fl, d)
             if n_inc < len(ru):
                 rs = ~inc
                 r, fl = ru[rs], flat[rs]
@@ -246,36 +323,20 @@ class SketchAttackVectorEnv(VectorEnv):
                 loss = self._f(old)
                 self.truth_total[r] -= loss
                 self.values[fl] = 0
-                self._defender_reset(r, fl, old, loss)
+                self._defender_reset(r, fl, old)
             # the other rows' truth and space did not change since their last update, which took
             # these maxima already: the whole-array maximum equals the updated rows' one
             np.maximum(self.prefix_max_true, self.truth_total, out=self.prefix_max_true)
-            if self.kind == "objects":
-                self.max_space[ru] = np.maximum(self.max_space[ru], self._space(ru))
-            else:
-                np.maximum(self.max_space, self._space(slice(None)), out=self.max_space)
-        # an ended row's state no longer changes, so its observation comes out as at its end
-        obs = self._obs
-        np.maximum(self.published, 0.0, out=obs[:, 0])
-        obs[:, 1] = self.updates_left
-        obs[:, 2] = self.queries_left
-        success = self.error > self.epsilon
-        ended = success | (self.updates_left <= 0) | (self.queries_left <= 0)
-        if self._any_ended:
-            ended &= ~self._done
-        if np.count_nonzero(ended):
-            self._end(ended, success)
-        info: dict[str, Any] = {"cost": {"updates": self.update_budget - self.updates_left, "queries": self.query_budget - self.queries_left}}
-        if self._any_ended:
-            info["metrics"] = self._metrics_out
-        return obs.copy(), reward, self._terminated_out, self._truncated_out, info
+            self.max_space[ru] = np.maximum(self.max_space[ru], self._space(ru))
+        return reward
 
     def _end(self, ended: np.ndarray, success: np.ndarray) -> None:
         """Freeze the sub-envs that ``ended`` (a mask over all of them): their flags and end-of-episode metrics."""
         re = np.flatnonzero(ended)
         self.terminated[re] = success[re]
         self.truncated[re] = ~success[re]
-        self._done[re] = True
+        self._live[re] = False
+        self._n_live = int(np.count_nonzero(self._live))
         self._any_ended = True
         m = self.metrics
         m["success"][re] = success[re]
