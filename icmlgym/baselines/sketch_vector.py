@@ -23,11 +23,20 @@ from icmlgym.agents.vector import PerSeedAgents, VectorBaseAgent
 from icmlgym.baselines.sketch import OP_INCREMENT, OP_QUERY, OP_RESET, ObliviousRandomStream, ObliviousWorstCaseStream, budgets
 
 
-_RAW = 512  # 64-bit outputs of each seed's generator drawn per refill
+_RAW = 2048  # 64-bit outputs of each seed's generator held at once (refilled as they are used)
+_BLOCK = 128  # steps of every seed decoded at once (a block reads at most 3 outputs a step)
 _M32 = np.uint64(0xFFFFFFFF)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 _U11, _U32 = np.uint64(11), np.uint64(32)
 _THREE = np.arange(3)
+# by a step's code (bit 0 a query, bit 1 a reset if a half is buffered, bit 2 one if none is) and h,
+# the next state's offset from 2 * j: a query reads 1 output and keeps h; with h a reset reads 2 and
+# clears it, an increment reads 3 and keeps it; without h both read 3, a reset sets h
+_NEXT = np.array([[2 if c & 1 else (7 if c & 4 else 6), 3 if c & 1 else (4 if c & 2 else 7)] for c in range(8)], dtype=np.int64)
+# by (code << 1) | h: the op, + 4 when the step leaves a new half buffered (a reset without h, an increment with h)
+_KIND = np.array(
+    [OP_QUERY if c & 1 else (OP_RESET + 4 * (1 - hh) if (c >> (1 if hh else 2)) & 1 else OP_INCREMENT + 4 * hh)
+     for c in range(8) for hh in (0, 1)], dtype=np.int64)
 
 
 class VectorObliviousRandomStream(VectorBaseAgent):
@@ -70,10 +79,19 @@ class VectorObliviousRandomStream(VectorBaseAgent):
         self.live = np.ones(n, dtype=bool)
         self._all_live = True
         self._rows = np.arange(n)
+        # a stream that always draws a key and an amount is decoded a block of steps at a time (_next_block)
+        self._blocks = self.n_keys > 1 and self.max_inc > 1
+        self._k = _BLOCK
+        self._block = np.zeros((0, n, 3), dtype=np.int64)
+        self._t = 0
+        self._at: dict[int, np.ndarray] = {}
+        self._cols = np.arange(3 * _BLOCK + 3)
+        self._steps_col = np.repeat(np.arange(1, _BLOCK + 1) * n, n)  # (t + 1) * n in every seed's column: row t + 1 of (k + 1, n)
+        self._cols_n = np.tile(np.arange(n), _BLOCK + 1)  # every seed's column, row after row
 
-    def _refill(self) -> None:
-        """Seeds with fewer than 16 outputs left keep them and read the next ones from their generator."""
-        for i in np.flatnonzero(self.ptr > _RAW - 16).tolist():
+    def _refill(self, need: int = 16) -> None:
+        """Seeds with fewer than ``need`` outputs left keep them and read the next ones from their generator."""
+        for i in np.flatnonzero(self.ptr > _RAW - need).tolist():
             b, p = int(self.base[i]), int(self.ptr[i])
             rest = self.raw[b + p : b + _RAW].copy()
             self.raw[b : b + len(rest)] = rest
@@ -122,9 +140,19 @@ class VectorObliviousRandomStream(VectorBaseAgent):
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
         if self._per_seed is not None:
             return self._per_seed.act(obs, info)
+        if self._blocks:  # the stream ignores what it sees: the next action of a block decoded ahead
+            t = self._t
+            if t >= len(self._block):
+                self._next_block()
+                t = 0
+            self._t = t + 1
+            return self._block[t]
+        return self._step(self._rows if self._all_live else np.flatnonzero(self.live))
+
+    def _step(self, rows: np.ndarray) -> np.ndarray:
+        """One step of the single agents' calls for ``rows`` (the others query), drawn step by step."""
         if int(self.ptr.max(initial=0)) > _RAW - 16:
             self._refill()
-        rows = self._rows if self._all_live else np.flatnonzero(self.live)
         out = np.zeros((self.num, 3), dtype=np.int64)
         out[:, 0] = OP_QUERY
         if self.n_keys > 1 and self.max_inc > 1:
@@ -144,6 +172,87 @@ class VectorObliviousRandomStream(VectorBaseAgent):
                 out[ri, 0] = OP_INCREMENT
                 out[ri, 2] = self._integers(ri, self.max_inc)
         return out
+
+    def _next_block(self) -> None:
+        """Decode the next ``_k`` steps of every seed at once from its raw outputs (``self._block``).
+
+        A step's reads depend only on the state ``(j, h)``: the output ``j`` it starts at and
+        whether a 32-bit half is buffered (see :meth:`_act_fast`); which of the three ops it is,
+        and so the next state, is decided by the doubles of outputs ``j`` to ``j + 2``. So the next
+        state of every ``(j, h)`` of a window of ``3 k + 3`` outputs is one table, a block's states
+        are ``k`` look-ups in it for all seeds, and every action of the block is then gathered at
+        once. The buffered half's value (the key of a step with ``h``) is the high half left by the
+        block's last step that set one (a reset without ``h`` leaves output ``j + 1``'s, an
+        increment with ``h`` output ``j + 2``'s), carried forward. The block stops before the first
+        step where a bounded integer's leftover is below its bound (Lemire's loop may draw again):
+        that step goes through :meth:`_step`, call by call."""
+        n, k = self.num, self._k
+        w_len = 3 * k + 3
+        if int(self.ptr.max(initial=0)) > _RAW - w_len:
+            self._refill(w_len)
+        at = self._window(k)  # (n, w_len): 2 * the flat index of each seed's window output
+        w = self.raw[(self.base + self.ptr)[:, None] + self._cols[:w_len]]  # (n, w_len): each seed's next outputs
+        d = (w >> _U11) * _TO_UNIT
+        # code of the step starting at output j: bit 0 a query (double j), bit 1 a reset if the second
+        # double is output j + 1 (a half buffered), bit 2 a reset if it is output j + 2 (none buffered)
+        code = (d < self.query_frac).view(np.uint8)
+        rst = (d < self.reset_prob).view(np.uint8)
+        code[:, :-1] |= rst[:, 1:] << 1
+        code[:, :-2] |= rst[:, 2:] << 2
+        nxt = (at[:, :, None] + _NEXT[code]).reshape(-1)  # the next state (2 * output index + h) of every state
+        states = np.empty((k + 1, n), dtype=np.int64)
+        states[0] = at[:, 0] + self.has_half
+        take = nxt.take
+        for t in range(k):
+            take(states[t], out=states[t + 1])
+        st = states[:k]
+        j = st >> 1  # flat index into w
+        h = st & 1
+        kind = _KIND[(code.reshape(-1)[j] << 1) | h]  # 0 increment, 1 reset, 2 query; + 4 if the step sets the half
+        op = kind & 3
+        probe = op != OP_QUERY
+        inc = op == OP_INCREMENT
+        wf = w.reshape(-1)
+        w1, w2 = wf[j + 1], wf[j + 2]
+        hi1 = w1 >> _U32
+        hb = h.astype(bool)
+        # the half buffered before each step: the value left by the last step before it that set one
+        # (a reset without a half leaves output j + 1's high half, an increment with one output j + 2's)
+        vals = np.empty((k + 1, n), dtype=np.uint64)
+        vals[0] = self.half
+        vals[1:] = np.where(hb, w2 >> _U32, hi1)
+        src = np.zeros((k + 1, n), dtype=np.int64)
+        src[1:] = np.where(kind >= 4, self._steps_col[: k * n].reshape(k, n), 0)
+        np.maximum.accumulate(src, axis=0, out=src)
+        half = vals.reshape(-1)[src.reshape(-1) + self._cols_n[: (k + 1) * n]].reshape(k + 1, n)  # the half before step t
+        m1 = np.where(hb, half[:k], w1 & _M32) * self._nk
+        m2 = np.where(hb, w2 & _M32, hi1) * self._mi
+        bad = probe & (((m1 & _M32) < self._nk) | (inc & ((m2 & _M32) < self._mi)))
+        any_bad = bad.any(axis=1)
+        stop = int(np.argmax(any_bad)) if any_bad.any() else k
+        if stop == 0:  # this step may loop: call by call; then smaller blocks for a while
+            self._block = self._step(self._rows)[None]
+            self._k = max(4, k // 2)
+            return
+        block = np.empty((stop, n, 3), dtype=np.int64)
+        block[:, :, 0] = op[:stop]
+        block[:, :, 1] = (m1[:stop] >> _U32).astype(np.int64) * probe[:stop]
+        block[:, :, 2] = (m2[:stop] >> _U32).astype(np.int64) * inc[:stop]
+        self._block = block
+        end = states[stop]
+        self.ptr += (end >> 1) - (at[:, 0] >> 1)
+        self.has_half = (end & 1).astype(bool)
+        self.half = half[stop].copy()
+        if stop == k:
+            self._k = min(_BLOCK, 2 * k)
+
+    def _window(self, k: int) -> np.ndarray:
+        """``2 * (i * w_len + j)`` for seed ``i`` and window output ``j`` (``w_len = 3 k + 3``), cached per ``k``."""
+        got = self._at.get(k)
+        if got is None:
+            w_len = 3 * k + 3
+            got = self._at[k] = (np.arange(self.num)[:, None] * w_len + np.arange(w_len)) * 2
+        return got
 
     def _act_fast(self, rows: np.ndarray, out: np.ndarray) -> np.ndarray:
         """One step of the single agent's calls for ``rows`` from the next three outputs of each seed.
