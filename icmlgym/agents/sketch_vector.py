@@ -66,10 +66,11 @@ class VectorProbeResetAttack(VectorBaseAgent):
         n = self.num
         nk, _, self.statistic, self.q, step = self.template.settings(spec)
         self.n_keys, self.step_amount = nk, step
-        self.perm = np.stack([rng.permutation(nk) for rng in self.rngs]).astype(np.int64, copy=False)
+        self.perm = np.stack([rng.permutation(nk) for rng in self.rngs]).astype(np.int64, copy=False) if n else np.zeros((0, nk), np.int64)
         self.lo = np.zeros(n, dtype=np.int64)  # fresh keys of seed i: perm[i, lo[i]:hi[i]]
         self.hi = np.full(n, nk, dtype=np.int64)
         self.values = np.zeros(n * nk, dtype=np.int64)  # flat: seed i's key k at i * nk + k
+        # the kept keys in the single agent's list order; only sum and lp ever read them (a re-added key)
         self.kept = np.zeros((n, nk), dtype=np.int64)
         self.kept_len = np.zeros(n, dtype=np.int64)
         self.in_kept = np.zeros(n * nk, dtype=bool)
@@ -77,9 +78,19 @@ class VectorProbeResetAttack(VectorBaseAgent):
         rows = np.arange(n)
         lq = 1 + 2 * self.refresh if self.refresh else self.repeats
         self.lq = lq
-        self.plan = np.zeros((n, max(1 + lq, w), 3), dtype=np.int64)
-        self.plan_pos = np.zeros(n, dtype=np.int64)
-        self.plan_len = np.zeros(n, dtype=np.int64)
+        queries = np.zeros((lq, n, 3), dtype=np.int64)  # the actions of one reading, position by position
+        queries[:, :, 0] = OP_QUERY
+        if self.refresh:
+            if nk - w < 1:
+                raise IndexError("pop from empty list")  # the single agent's dummy key: fresh.pop(0)
+            queries[1::2, :, 0] = OP_RESET
+            queries[1::2, :, 1] = self.perm[:, :1].T
+            self.lo[:] = 1
+        self._queries = queries
+        self._query_rows = list(queries)
+        q_at = [bool(x) for x in queries[:, 0, 0] == OP_QUERY] if n else [True] * lq
+        self._cycle_isq = [False] + q_at  # a plan after the first: one increment or reset, then a reading
+        warm = []
         if w:  # the single agent's warmup: fresh keys popped from the end, inserted and kept in that order
             keys = self.perm[:, nk - w :][:, ::-1]
             self.hi[:] = nk - w
@@ -87,69 +98,156 @@ class VectorProbeResetAttack(VectorBaseAgent):
             self.kept[:, :w] = keys
             self.kept_len[:] = w
             self.in_kept[(rows * nk)[:, None] + keys] = True
-            self.plan[:, :w, 0] = OP_INCREMENT
-            self.plan[:, :w, 1] = keys
-            self.plan[:, :w, 2] = step - 1
-            self.plan_len[:] = w
-        self.queries = np.zeros((n, lq, 3), dtype=np.int64)  # each seed's plan of one reading
-        self.queries[:, :, 0] = OP_QUERY
-        if self.refresh:
-            if nk - w < 1:
-                raise IndexError("pop from empty list")  # the single agent's dummy key: fresh.pop(0)
-            self.queries[:, 1::2, 0] = OP_RESET
-            self.queries[:, 1::2, 1] = self.perm[:, :1]
-            self.lo[:] = 1
+            for c in range(w):
+                a = np.zeros((n, 3), dtype=np.int64)
+                a[:, 0] = OP_INCREMENT
+                a[:, 1] = keys[:, c]
+                a[:, 2] = step - 1
+                warm.append(a)
+        # every seed plays its plan in lock step: the same length, the same position (see the class)
+        self._plan = warm + self._query_rows
+        self._plan_isq = [False] * w + q_at
+        self._pos = 0
+        self._t = 0  # actions returned this episode
         self.readings = np.zeros((n, self.repeats))
-        self.nread = np.zeros(n, dtype=np.int64)
-        self.baseline = np.zeros(n)
-        self.has_baseline = np.zeros(n, dtype=bool)
+        self._nread = 0
+        self.baseline = np.zeros(n)  # 0.0 until a seed's first reading, as the single agent's rise takes it
         self.probe_key = np.zeros(n, dtype=np.int64)
         self.probe_rise = np.zeros(n)
         self.has_probe = np.zeros(n, dtype=bool)
         self.probing = np.zeros(n, dtype=bool)  # stage "probe" (else "baseline")
-        self.live = np.ones(n, dtype=bool)
-        self._all_live = True
+        self.idle = np.zeros(n, dtype=bool)  # seeds with nothing left to probe, which only watch from then on
+        self.idle_from = np.zeros(n, dtype=np.int64)  # the action index of an idle seed's first watching query
+        self._any_idle = False
+        self._perm_flat = self.perm.reshape(-1)
+        self._perm_at = rows * nk
+        self._thr_one = self.keep_ratio * 1.0 + 1e-9 * (1.0 + 1.0)  # the keep threshold of a true rise of 1.0
+        self._watch = np.zeros((n, 3), dtype=np.int64)
+        self._watch[:, 0] = OP_QUERY
         self._rows = rows
-        self._idle = np.array([OP_QUERY, 0, 0], dtype=np.int64)
 
     def _f(self, v: np.ndarray) -> np.ndarray:
         """The single agent's ``_f`` elementwise."""
         return f_of_counts(self.statistic, self.q, v)
 
-    def _plan(self, rows: np.ndarray, first: np.ndarray | None) -> None:
-        """Queue a reading's queries for ``rows``, after one action per row (``first``, (k, 3)) if given."""
-        k = 0 if first is None else 1
-        if first is not None:
-            self.plan[rows, 0] = first
-        self.plan[rows, k : k + self.lq] = self.queries[rows]
-        self.plan_len[rows] = k + self.lq
-        self.plan_pos[rows] = 0
-
     # ------------------------------------------------------------------ act
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
-        rows = self._rows if self._all_live else np.flatnonzero(self.live)
-        pos = self.plan_pos[rows]
-        empty = pos >= self.plan_len[rows]
-        if np.count_nonzero(empty):
-            re = rows[empty]
-            probing = self.probing[re]
-            n_probing = np.count_nonzero(probing)
-            if n_probing < len(re):
-                self._plan(re[~probing], None)
-            if n_probing:
-                self._next_probe(re[probing])
-            pos = self.plan_pos[rows]
-        a = self.plan[rows, pos]
-        self.plan_pos[rows] = pos + 1
-        if self._all_live:
-            return a
-        out = np.empty((self.num, 3), dtype=np.int64)
-        out[:] = self._idle
-        out[rows] = a
-        return out
+        pos, t = self._pos, self._t
+        self._pos, self._t = pos + 1, t + 1
+        a = self._plan[pos]
+        if self._any_idle and self.lq > 1:  # an idle seed repeats the reading's actions from where it began
+            a = a.copy()
+            r = self._idle_rows
+            a[r] = self._queries[(t - self.idle_from[r]) % self.lq, r]
+        return a
 
-    def _next_probe(self, rows: np.ndarray) -> None:
-        """The single agent's ``_next_probe`` for ``rows`` (each with an empty plan, in stage probe)."""
+    # ------------------------------------------------------------------ update
+    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
+        if not self._plan_isq[self._pos - 1]:
+            return
+        if self.repeats > 1:
+            self.readings[:, self._nread] = np.asarray(next_obs)[:, 0]
+            self._nread += 1
+        if self._pos == len(self._plan):  # a plan ends with its reading's last query
+            self._reading(np.asarray(next_obs)[:, 0], ~np.logical_or(terminated, truncated))
+
+    def _reading(self, answers: np.ndarray, live: np.ndarray) -> None:
+        """The single agent's ``update`` after a reading's last query, for every seed, and its next plan.
+
+        A seed that probed a key keeps it (its answer rose at most as much as the truth) or resets it
+        (a reset then a reading); every other seed (a first reading, a key kept, a reset read) probes
+        next. Seeds that ended (``live`` false) and idle seeds take no part."""
+        if self.repeats == 1:  # np.mean of one value is the value
+            reading = answers
+        else:
+            # numpy reduces each contiguous row of a 2-d array with the 1-d array's pairwise sum: the single np.mean's doubles
+            reading = np.add.reduce(self.readings, axis=1) / self.repeats
+            self._nread = 0
+        if self.statistic == "cardinality":
+            return self._reading_cardinality(reading, live)
+        pm = self.probing & self.has_probe  # seeds whose reading follows a probe
+        tr = self.probe_rise
+        rise = reading - self.baseline
+        # equal rises (an exact count) are kept: only over-counted keys give the sketch away
+        detected = ~(rise <= self.keep_ratio * tr + 1e-9 * (1.0 + np.abs(tr)))
+        detected &= pm
+        np.copyto(self.baseline, reading, where=~detected)  # a first reading, a reset read or a key kept
+        self.has_probe[:] = False
+        nk = self.n_keys
+        cardinality = self.statistic == "cardinality"
+        if not cardinality:  # a kept key joins the list once, in order (sum and lp re-add them)
+            kr = np.flatnonzero(pm & ~detected)
+            kk = self.probe_key[kr]
+            new = ~self.in_kept[kr * nk + kk]
+            kn, kkn = kr[new], kk[new]
+            self.kept[kn, self.kept_len[kn]] = kkn
+            self.kept_len[kn] += 1
+            self.in_kept[kn * nk + kkn] = True
+        first = self._watch.copy()
+        xr = np.flatnonzero(detected)
+        if len(xr):  # over-counted: reset the key and read the answer again
+            xk = self.probe_key[xr]
+            flat = xr * nk + xk
+            self.values[flat] = 0
+            if not cardinality:
+                for i, k in zip(xr[self.in_kept[flat]].tolist(), xk[self.in_kept[flat]].tolist()):
+                    n = int(self.kept_len[i])
+                    j = int(np.flatnonzero(self.kept[i, :n] == k)[0])
+                    self.kept[i, j : n - 1] = self.kept[i, j + 1 : n]
+                    self.kept_len[i] = n - 1
+                self.in_kept[flat] = False
+            first[xr, 0] = OP_RESET
+            first[xr, 1] = xk
+        self.probing = ~detected
+        probe = self.probing & live
+        if self._any_idle:
+            probe &= ~self.idle
+        self._next_probe(np.flatnonzero(probe), first)
+        self._plan = [first] + self._query_rows
+        self._plan_isq = self._cycle_isq
+        self._pos = 0
+
+    def _reading_cardinality(self, reading: np.ndarray, live: np.ndarray) -> None:
+        """:meth:`_reading` for cardinality, in whole-array masks.
+
+        For cardinality every probe is a fresh key (a kept key adds nothing, so none is re-added),
+        whose value is 0: its true rise is ``f(step) - f(0) = 1.0``, and the attacker's copy of the
+        truth and its kept list are never read. So a reading needs only each seed's baseline, its
+        stage, its probed key and its fresh-key pointer."""
+        pm = self.probing & self.has_probe
+        rise = reading - self.baseline
+        detected = ~(rise <= self._thr_one)
+        detected &= pm
+        np.copyto(self.baseline, reading, where=~detected)
+        self.probing = ~detected
+        probe = self.probing & live
+        if self._any_idle:
+            probe &= ~self.idle
+        go = probe & (self.hi > self.lo)
+        if np.count_nonzero(go) < np.count_nonzero(probe):
+            self._set_idle(np.flatnonzero(probe & ~go))
+        self.hi -= go
+        # the popped key perm[i, hi[i]] (a row that does not probe reads some key, unused)
+        keys = self._perm_flat.take(self._perm_at + self.hi, mode="clip")
+        first = np.empty((self.num, 3), dtype=np.int64)
+        first[:, 0] = OP_QUERY - 2 * go - detected  # increment (0) a probed key, reset (1) a detected one, else query
+        first[:, 1] = keys * go + self.probe_key * detected
+        first[:, 2] = go * (self.step_amount - 1)
+        self.probe_key = keys
+        self.has_probe = go
+        self._plan = [first] + self._query_rows
+        self._plan_isq = self._cycle_isq
+        self._pos = 0
+
+    def _set_idle(self, rows: np.ndarray) -> None:
+        """``rows`` have nothing left to probe: they watch from the next action on (for good: nothing can be probed again)."""
+        self.idle[rows] = True
+        self.idle_from[rows] = self._t
+        self._any_idle = True
+        self._idle_rows = np.flatnonzero(self.idle)
+
+    def _next_probe(self, rows: np.ndarray, first: np.ndarray) -> None:
+        """The single agent's ``_next_probe`` for ``rows`` (in stage probe): writes their first actions."""
         nk = self.n_keys
         if self.statistic == "cardinality":
             has = self.hi[rows] > self.lo[rows]
@@ -178,7 +276,7 @@ class VectorProbeResetAttack(VectorBaseAgent):
             keys = np.array(keys_l, dtype=np.int64)
             idle = np.array(idle_l, dtype=np.int64)
         if len(idle):
-            self._plan(idle, None)  # nothing left to probe: watch
+            self._set_idle(idle)
         if len(pr):
             flat = pr * nk + keys
             old = self.values[flat]
@@ -187,80 +285,9 @@ class VectorProbeResetAttack(VectorBaseAgent):
             self.probe_rise[pr] = self._f(new) - self._f(old)
             self.has_probe[pr] = True
             self.values[flat] = new
-            first = np.empty((len(pr), 3), dtype=np.int64)
-            first[:, 0] = OP_INCREMENT
-            first[:, 1] = keys
-            first[:, 2] = self.step_amount - 1
-            self._plan(pr, first)
-
-    # ------------------------------------------------------------------ update
-    def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
-        rows = self._rows if self._all_live else np.flatnonzero(self.live)
-        a = np.asarray(actions)
-        qr = rows[a[rows, 0] == OP_QUERY]
-        if len(qr):
-            self._readings(qr, np.asarray(next_obs)[qr, 0])
-        ended = np.logical_or(terminated, truncated)
-        if np.count_nonzero(ended[rows]):
-            self.live &= ~ended
-            self._all_live = False
-
-    def _readings(self, qr: np.ndarray, answers: np.ndarray) -> None:
-        """The single agent's ``update`` after a query, for the rows ``qr`` that queried."""
-        if self.repeats == 1:  # every reading plan ends with its one query; np.mean of one value is the value
-            done = self.plan_pos[qr] >= self.plan_len[qr]
-            cr, reading = qr[done], answers[done]
-        else:
-            self.readings[qr, self.nread[qr]] = answers
-            self.nread[qr] += 1
-            done = (self.nread[qr] >= self.repeats) & (self.plan_pos[qr] >= self.plan_len[qr])
-            cr = qr[done]
-            # a reading plan has exactly ``repeats`` queries, so each row is full; numpy reduces each
-            # contiguous row of a 2-d array with the 1-d array's pairwise sum: the single np.mean's doubles
-            reading = np.add.reduce(self.readings[cr], axis=1) / self.repeats
-            self.nread[cr] = 0
-        if not len(cr):
-            return
-        base = ~(self.probing[cr] & self.has_probe[cr])
-        n_base = np.count_nonzero(base)
-        if n_base:
-            rb = cr[base]
-            self.baseline[rb] = reading[base]
-            self.has_baseline[rb] = True
-            self.probing[rb] = True
-            if n_base == len(cr):
-                return
-        rp, rd = cr[~base], reading[~base]
-        key, tr = self.probe_key[rp], self.probe_rise[rp]
-        self.has_probe[rp] = False
-        rise = rd - np.where(self.has_baseline[rp], self.baseline[rp], 0.0)
-        # equal rises (an exact count) are kept: only over-counted keys give the sketch away
-        keep = rise <= self.keep_ratio * tr + 1e-9 * (1.0 + np.abs(tr))
-        nk = self.n_keys
-        n_keep = np.count_nonzero(keep)
-        if n_keep:
-            kr, kk = rp[keep], key[keep]
-            new = ~self.in_kept[kr * nk + kk]
-            kn, kkn = kr[new], kk[new]
-            self.kept[kn, self.kept_len[kn]] = kkn
-            self.kept_len[kn] += 1
-            self.in_kept[kn * nk + kkn] = True
-            self.baseline[kr] = rd[keep]
-        if n_keep < len(rp):
-            xr, xk = rp[~keep], key[~keep]
-            flat = xr * nk + xk
-            self.values[flat] = 0
-            for i, k in zip(xr[self.in_kept[flat]].tolist(), xk[self.in_kept[flat]].tolist()):
-                n = int(self.kept_len[i])
-                j = int(np.flatnonzero(self.kept[i, :n] == k)[0])
-                self.kept[i, j : n - 1] = self.kept[i, j + 1 : n]
-                self.kept_len[i] = n - 1
-            self.in_kept[flat] = False
-            first = np.zeros((len(xr), 3), dtype=np.int64)
-            first[:, 0] = OP_RESET
-            first[:, 1] = xk
-            self._plan(xr, first)
-            self.probing[xr] = False
+            first[pr, 0] = OP_INCREMENT
+            first[pr, 1] = keys
+            first[pr, 2] = self.step_amount - 1
 
 
 class VectorProbeAverageAttack(VectorProbeResetAttack):
