@@ -50,6 +50,13 @@ from icmlgym.envs.sketch.attack_env import OP_INCREMENT, OP_QUERY, OP_RESET, Ske
 from icmlgym.envs.sketch.sketches import BernoulliSketch, ExactSketch, hash_below
 from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
+# by op (increment 0, reset 1, query 2; 3 a no-op, an ended row's): the updates and queries it uses,
+# whether it adds its amount to the key, whether the key keeps its value
+_NOOP = 3
+_USES = np.array([[1, 1, 0, 0], [0, 0, 1, 0]], dtype=np.int64)
+_ADDS = np.array([1, 0, 0, 0], dtype=np.int64)
+_KEEPS = np.array([1, 0, 1, 1], dtype=np.int64)
+
 METRICS = ("success", "prefix_max_error", "steps_to_failure", "defender_space", "true_value", "published", "updates", "queries")
 
 
@@ -87,6 +94,8 @@ class SketchAttackVectorEnv(VectorEnv):
         self._base = self._rows * self.n_keys  # seed i's keys start at i * n_keys in the flat true vector
         self._shape = (n, 3)
         self._bounds = np.array([3, self.n_keys, self.max_increment], dtype=np.uint64)
+        self._budgets = np.array([[self.update_budget], [self.query_budget]], dtype=np.int64)
+        self._noop = np.array([_NOOP, 0, 0], dtype=np.int64)  # what an ended row's action becomes
         self._live = np.zeros(n, dtype=bool)
         self._started = False
 
@@ -110,24 +119,26 @@ class SketchAttackVectorEnv(VectorEnv):
             rng, _ = seeding.np_random(sd)  # the single env's np_random after reset(seed=sd)
             secrets.append(int(rng.integers(2**62)))
         self.values = np.zeros(n * nk, dtype=np.int64)  # the true vectors, flat: seed i's key k at i * nk + k
-        self.truth_total = np.zeros(n)
+        # a stacked defender's totals of cardinality or sum are sums of integers: int64 holds them
+        # exactly, as the single sketches' doubles do (below 2**53); lp's and the objects' are doubles
+        exact_ints = self.kind != "objects" and self.statistic != "lp"
+        self.truth_total = np.zeros(n, dtype=np.int64 if exact_ints else np.float64)
         self.defenders: list[Any] = []
         if self.kind == "bernoulli":
             keys = np.arange(nk, dtype=np.int64)
             self.sampled = np.concatenate([hash_below(keys, salt, self.p) for salt in secrets])
-            self.def_total = np.zeros(n)
             self.held_count = np.zeros(n, dtype=np.int64)
+            # for cardinality a held key's f is 1: the sketch's total is its count of held keys
+            self.def_total = self.held_count if self.statistic == "cardinality" else np.zeros_like(self.truth_total)
         elif self.kind == "exact":
-            self.nonzero = np.zeros(n, dtype=np.int64)
+            self.nonzero = self.truth_total if self.statistic == "cardinality" else np.zeros(n, dtype=np.int64)
         else:
             self.defenders = [self.single._make_defender(salt) for salt in secrets]
         self.published = np.zeros(n)
-        self.updates_left = np.full(n, self.update_budget, dtype=np.int64)
-        self.queries_left = np.full(n, self.query_budget, dtype=np.int64)
-        self.prefix_max_true = np.zeros(n)
+        self.used = np.zeros((2, n), dtype=np.int64)  # updates and queries used, the cost counters
+        self.scale = np.full(n, self.min_scale)  # max(the prefix maximum of the truth, min_scale): the error's normaliser
         self.error = np.zeros(n)
-        self.steps = np.zeros(n, dtype=np.int64)
-        self.max_space = self._space(self._rows).astype(np.int64)
+        self.max_space = self._space(self._rows).astype(np.int64)  # for a stacked defender: the most keys held
         self.terminated = np.zeros(n, dtype=bool)
         self.truncated = np.zeros(n, dtype=bool)
         self.metrics = {k: np.zeros(n) for k in METRICS}
@@ -136,21 +147,27 @@ class SketchAttackVectorEnv(VectorEnv):
         self._live = np.ones(n, dtype=bool)  # the rows whose episode has not ended
         self._n_live = n
         self._any_ended = False
+        self._t = 0  # steps of every live row
+        self._check_at = min(self.update_budget, self.query_budget)  # no budget can be spent before this step
+        self._success_at = np.full(n, self.epsilon)  # an ended row's is inf: it cannot end again
+        self._queried = False
         self._obs = np.zeros((n, 3))
         self._obs[:, 1] = self.update_budget
         self._obs[:, 2] = self.query_budget
+        self._obs_left = self._obs[:, 1:].T  # (2, n) view: the updates and queries left
         self._started = True
         return self._obs.copy(), self._info()
 
     def _info(self) -> dict[str, Any]:
-        return {"cost": {"updates": self.update_budget - self.updates_left, "queries": self.query_budget - self.queries_left}}
+        used = self.used.copy()
+        return {"cost": {"updates": used[0], "queries": used[1]}}
 
     # ------------------------------------------------------------------ the defender
     def _space(self, rows: np.ndarray | slice) -> np.ndarray:
         if self.kind == "bernoulli":
-            return 2 * self.held_count[rows]
+            return self.held_count[rows]
         if self.kind == "exact":
-            return 2 * self.nonzero[rows]
+            return self.nonzero[rows]
         return np.array([self.defenders[i].space_words() for i in rows.tolist()], dtype=np.int64)
 
     def _estimate(self, rows: np.ndarray) -> np.ndarray:
@@ -173,7 +190,7 @@ class SketchAttackVectorEnv(VectorEnv):
         a = actions if type(actions) is np.ndarray else np.asarray(actions)
         if a.shape != self._shape or a.dtype.kind not in "iu":
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
-        if self._any_ended and not self._live.any():
+        if self._any_ended and not self._n_live:
             raise RuntimeError("step() called after every episode ended; call reset()")
         if a.dtype != np.int64:
             a = a.astype(np.int64)
@@ -181,96 +198,99 @@ class SketchAttackVectorEnv(VectorEnv):
         bad = a.view(np.uint64) >= self._bounds
         if np.count_nonzero(bad) and (not self._any_ended or np.count_nonzero(bad[self._live])):
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
+        self._t += 1
         reward = self._step_objects(a) if self.kind == "objects" else self._step_stacked(a)
         # an ended row's state no longer changes, so its observation comes out as at its end
         obs = self._obs
         np.maximum(self.published, 0.0, out=obs[:, 0])
-        obs[:, 1] = self.updates_left
-        obs[:, 2] = self.queries_left
-        success = self.error > self.epsilon
-        ended = success | (self.updates_left <= 0) | (self.queries_left <= 0)
-        if self._any_ended:
-            ended &= self._live
-        if np.count_nonzero(ended):
-            self._end(ended, success)
-        info: dict[str, Any] = {"cost": {"updates": self.update_budget - self.updates_left, "queries": self.query_budget - self.queries_left}}
+        np.subtract(self._budgets, self.used, out=self._obs_left)
+        ended = None
+        if self._queried:  # the error moves only on a query
+            self._queried = False
+            success = self.error > self._success_at
+            if np.count_nonzero(success):
+                ended = success
+        if self._t >= self._check_at:  # a budget may be spent (each row spends at most one of each a step)
+            left = np.minimum(self.update_budget - self.used[0], self.query_budget - self.used[1])
+            spent = left <= 0
+            spent &= self._live
+            if np.count_nonzero(spent):
+                ended = spent if ended is None else ended | spent
+            rest = left[self._live & ~spent]
+            self._check_at = self._t + (int(rest.min()) if len(rest) else 1)
+        if ended is not None:
+            self._end(ended)
+        info: dict[str, Any] = self._info()
         if self._any_ended:
             info["metrics"] = self._metrics_out
         return obs.copy(), reward, self._terminated_out, self._truncated_out, info
 
     def _step_stacked(self, a: np.ndarray) -> np.ndarray:
         """One step of every live row of a stacked defender (``bernoulli``, ``exact``) in whole-array
-        operations, masked by op, with no per-op index arrays; returns the rewards.
+        operations, with no per-op index arrays; returns the rewards.
 
-        Each row's doubles are the single env's: a key's new value is ``old + amount`` (increment), 0
-        (reset) or ``old`` (a query, an ended row); every total takes ``f(new) - f(old)``, which is
-        the increment's gain, ``0.0 - f(old)`` for a reset (``x + (0.0 - y) == x - y``) and ``0.0``
-        otherwise (adding 0.0 changes no total: a total is never -0.0); the query's answer, error
-        and reward are computed for every row and kept for the rows that queried. A query row's
-        prefix maximum is the one it had before the step (the row's truth did not move)."""
-        op = a[:, 0]
-        is_q = op == OP_QUERY
+        An ended row's action becomes a no-op (op 3). A key's new value is ``old + amount``
+        (increment), 0 (reset) or ``old`` (a query, a no-op); each total takes ``f(new) - f(old)``:
+        the increment's gain, ``0.0 - f(old)`` for a reset (``x + (0.0 - y) == x - y``), 0 otherwise
+        (adding 0.0 changes no total, which is never -0.0); for cardinality and sum these are
+        integers, exact. The answer, error and reward are computed for every row and kept for the
+        rows that queried (a query row's truth, and so its normaliser, did not move); the error is
+        ``max(error, err)`` and the reward its growth, which is ``err - error`` when ``err > error``
+        and 0.0 otherwise, as the single env gives them."""
         if self._any_ended:
-            live = self._live
-            is_q &= live
-            self.steps += live
-        else:
-            live = None
-            self.steps += 1
+            a = np.where(self._live[:, None], a, self._noop)
+        op = a[:, 0]
+        uses = _USES.take(op, axis=1)
+        self.used += uses
+        is_q = op == OP_QUERY
         n_q = np.count_nonzero(is_q)
-        if n_q:
-            self.queries_left -= is_q
+        cardinality = self.statistic == "cardinality"
         if n_q < self._n_live:
-            is_inc = op == OP_INCREMENT
-            is_rst = op == OP_RESET
-            if live is not None:
-                is_inc &= live
-                is_rst &= live
-            if n_q or live is not None:
-                self.updates_left -= is_inc | is_rst
-            else:  # every row updates
-                self.updates_left -= 1
             flat = self._base + a[:, 1]
             old = self.values[flat]
             new = a[:, 2] + 1
-            new *= is_inc
+            new *= _ADDS.take(op)
             new += old
-            if np.count_nonzero(is_rst):
-                new *= ~is_rst
+            new *= _KEEPS.take(op)
             self.values[flat] = new
-            dpos = (new > 0).view(np.int8) - (old > 0).view(np.int8)  # a held or nonzero key's count: +1, -1 or 0
-            if self.statistic == "cardinality":
-                delta = dpos.astype(np.float64)  # f(new) - f(old), f = float(v > 0)
+            dpos = (new > 0).view(np.int8) - (old > 0).view(np.int8)  # a nonzero (held) key more or fewer
+            if cardinality:
+                gain = dpos  # f(new) - f(old), f = float(v > 0)
             elif self.statistic == "sum":
-                delta = (new - old).astype(np.float64)  # exact for integers
+                gain = new - old
             else:  # Python's pow per element: only where the value moved (f(v) - f(v) is 0.0)
-                delta = np.zeros(self.num_envs)
+                gain = np.zeros(self.num_envs)
                 moved = np.flatnonzero(new != old)
-                delta[moved] = self._f(new[moved]) - self._f(old[moved])
-            self.truth_total += delta
+                gain[moved] = self._f(new[moved]) - self._f(old[moved])
+            self.truth_total += gain
             if self.kind == "bernoulli":
                 s = self.sampled[flat]  # a sampled key holds exactly its true value
-                self.def_total += delta * s
                 self.held_count += dpos * s
-                space = 2 * self.held_count
+                if not cardinality:
+                    self.def_total += gain * s
+                np.maximum(self.max_space, self.held_count, out=self.max_space)
             else:
-                self.nonzero += dpos
-                space = 2 * self.nonzero
-            np.maximum(self.prefix_max_true, self.truth_total, out=self.prefix_max_true)
-            np.maximum(self.max_space, space, out=self.max_space)
+                if not cardinality:
+                    self.nonzero += dpos
+                np.maximum(self.max_space, self.nonzero, out=self.max_space)
+            np.maximum(self.scale, self.truth_total, out=self.scale)
         if not n_q:
             return np.zeros(self.num_envs)
-        est = self.def_total / self.p if self.kind == "bernoulli" else self.truth_total
-        err = np.abs(est - self.truth_total) / np.maximum(self.prefix_max_true, self.min_scale)
-        better = err > self.error
+        self._queried = True
+        if self.kind == "exact":  # the answer is the truth: no error
+            np.copyto(self.published, self.truth_total, where=is_q)
+            return np.zeros(self.num_envs)
+        est = self.def_total / self.p
+        err = np.abs(est - self.truth_total)
+        err /= self.scale
         if n_q < self.num_envs:
-            better &= is_q
-        reward = np.where(better, err - self.error, 0.0)
-        np.copyto(self.error, err, where=better)
-        if n_q < self.num_envs:
+            err *= is_q
             np.copyto(self.published, est, where=is_q)
         else:
-            self.published[:] = est
+            self.published = est
+        error = np.maximum(self.error, err)
+        reward = error - self.error
+        self.error = error
         return reward
 
     def _step_objects(self, a: np.ndarray) -> np.ndarray:
@@ -281,19 +301,16 @@ class SketchAttackVectorEnv(VectorEnv):
         else:
             live, al = self._rows, a
         op = al[:, 0]
-        if self._any_ended:
-            self.steps[live] += 1
-        else:
-            self.steps += 1
         reward = np.zeros(self.num_envs)
         is_query = op == OP_QUERY
         n_query = np.count_nonzero(is_query)
         if n_query:
+            self._queried = True
             rq = live[is_query]
-            self.queries_left[rq] -= 1
+            self.used[1, rq] += 1
             pub = self._estimate(rq)
             self.published[rq] = pub
-            err = np.abs(pub - self.truth_total[rq]) / np.maximum(self.prefix_max_true[rq], self.min_scale)
+            err = np.abs(pub - self.truth_total[rq]) / self.scale[rq]
             old_err = self.error[rq]
             better = err > old_err
             if np.count_nonzero(better):
@@ -304,7 +321,7 @@ class SketchAttackVectorEnv(VectorEnv):
             upd = ~is_query
             ru = live[upd]
             au = al[upd]
-            self.updates_left[ru] -= 1
+            self.used[0, ru] += 1
             inc = au[:, 0] == OP_INCREMENT
             n_inc = np.count_nonzero(inc)
             flat = ru * self.n_keys + au[:, 1]
@@ -326,28 +343,31 @@ class SketchAttackVectorEnv(VectorEnv):
                 self._defender_reset(r, fl, old)
             # the other rows' truth and space did not change since their last update, which took
             # these maxima already: the whole-array maximum equals the updated rows' one
-            np.maximum(self.prefix_max_true, self.truth_total, out=self.prefix_max_true)
+            np.maximum(self.scale, self.truth_total, out=self.scale)
             self.max_space[ru] = np.maximum(self.max_space[ru], self._space(ru))
         return reward
 
-    def _end(self, ended: np.ndarray, success: np.ndarray) -> None:
+    def _end(self, ended: np.ndarray) -> None:
         """Freeze the sub-envs that ``ended`` (a mask over all of them): their flags and end-of-episode metrics."""
         re = np.flatnonzero(ended)
-        self.terminated[re] = success[re]
-        self.truncated[re] = ~success[re]
+        success = self.error[re] > self.epsilon
+        self.terminated[re] = success
+        self.truncated[re] = ~success
         self._live[re] = False
         self._n_live = int(np.count_nonzero(self._live))
         self._any_ended = True
+        self._success_at[re] = np.inf
         m = self.metrics
-        m["success"][re] = success[re]
+        m["success"][re] = success
         m["prefix_max_error"][re] = self.error[re]
         # the single env's failure step is the step the attack succeeded, which ends the episode
-        m["steps_to_failure"][re] = self.steps[re]
-        m["defender_space"][re] = self.max_space[re]
+        m["steps_to_failure"][re] = self._t
+        # a stacked defender holds 2 words a key (bernoulli: key and value; exact: the same)
+        m["defender_space"][re] = self.max_space[re] if self.kind == "objects" else 2 * self.max_space[re]
         m["true_value"][re] = self.truth_total[re]
         m["published"][re] = self.published[re]
-        m["updates"][re] = self.update_budget - self.updates_left[re]
-        m["queries"][re] = self.query_budget - self.queries_left[re]
+        m["updates"][re] = self.used[0, re]
+        m["queries"][re] = self.used[1, re]
         # the returned flags and metrics change only here: fresh read-only copies, reused until the next end
         self._terminated_out, self._truncated_out = _frozen(self.terminated), _frozen(self.truncated)
         self._metrics_out = {k: _frozen(v) for k, v in m.items()}
