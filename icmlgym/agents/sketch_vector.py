@@ -2,29 +2,39 @@
 
 Each twin plays N seeds of its single agent (:mod:`icmlgym.agents.sketch`) in lock step
 against :class:`~icmlgym.envs.sketch.vector.SketchAttackVectorEnv` and reproduces it seed by
-seed, bit for bit (see :mod:`icmlgym.agents.vector`; ``tests/sketch/test_vector.py``). The
-single agent's lists and dicts become arrays with the seeds on axis 0:
+seed, bit for bit (see :mod:`icmlgym.agents.vector`; ``tests/sketch/test_vector.py``).
+
+**Lock step.** A single agent's plan is its warmup increments and a reading (``repeats``
+queries; the refresh attacker's dummy-key resets between them) at the start, then, after each
+reading, one increment (a probe) or one reset (a detected key) followed by a reading. Every seed
+has plans of the same lengths in the same order, so one plan position serves them all: ``act``
+returns the plan's row at that position (each seed's action in row ``i``) and ``update`` does
+nothing but store the answers until the plan's last query, where every seed's reading is
+processed at once and the next plan is built. The one exception is a seed with nothing left to
+probe (no fresh key; for ``sum`` / ``lp`` no kept key either), whose single agent only watches
+from then on, reading after reading, for good: it leaves the lock step and repeats the reading's
+actions from the step it began (an ``idle`` seed). Seeds whose episode ended are stepped along
+(their actions are ignored) but take no part in draws or in going idle.
+
+The single agent's lists and dicts become arrays with the seeds on axis 0:
 
 - the fresh keys (the single agent's shuffled list, popped from its end; the refresh
   attacker's dummy key from its front) are each seed's permutation with two pointers;
 - the attacker's copy of the true vector is a dense ``(N, n_keys)`` array, the kept keys an
   ``(N, n_keys)`` array in the single agent's list order with a length per seed;
-- the plan (the actions queued by the single agent) is an ``(N, L, 3)`` buffer with a
-  position and a length per seed, filled from the same templates (the queries of a reading,
-  a probe's increment, a detected key's reset);
 - a reading is the single agent's ``np.mean`` of its queries' answers: the value itself when
-  ``repeats`` is 1, else ``np.add.reduce`` over the rows of an ``(n, repeats)`` array divided by
+  ``repeats`` is 1, else ``np.add.reduce`` over the rows of an ``(N, repeats)`` array divided by
   ``repeats``, which sums each contiguous row as the 1-d mean does (checked against per-row
   ``np.mean`` on random rows of 1-24 values before relying on it, and by the twins' tests with
-  ``repeats`` 5, 9 and 10).
+  ``repeats`` 2, 3, 5, 9 and 10).
 
-The only per-seed Python left is where the single agent draws: for ``sum`` and ``lp`` a
-probe may re-add a kept key (``pump``), one ``random()`` and maybe one ``integers()`` call on
-the seed's generator, made seed by seed in the single agent's order. For cardinality (the
-card's default) the attackers draw only their permutation at reset. A kept key removed after
-a detected over-count is taken out of its seed's row in place (rare: only a pumped key).
-Rows of seeds whose episode has ended are no longer stepped (their action is a query,
-ignored by the env).
+For cardinality (the card's default) a probe is always a fresh key, whose value is 0, so its true
+rise is 1.0 and the copy of the truth and the kept list are never read: a reading is a handful of
+whole-array masks (:meth:`VectorProbeResetAttack._reading_cardinality`). The only per-seed Python
+left is where the single agent draws: for ``sum`` and ``lp`` a probe may re-add a kept key
+(``pump``), one ``random()`` and maybe one ``integers()`` call on the seed's generator, made seed
+by seed in the single agent's order. A kept key removed after a detected over-count is taken out
+of its seed's row in place (rare: only a pumped key).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@
 - :class:`VectorObliviousRandomStream`: the random stream interleaves ``random()`` and
   ``integers()`` calls on each seed's generator (a double takes a whole 64-bit output, a small
   integer a buffered 32-bit half), so the twin reads each seed's raw outputs and does numpy's
-  conversions itself, for all seeds at once (see the class).
+  conversions itself, for all seeds and a block of 128 steps at once: the stream ignores what it
+  sees, so its actions can be decoded ahead (see the class).
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ class VectorObliviousRandomStream(VectorBaseAgent):
     ``(w >> 11) * 2**-53`` of the next output; a bounded integer below ``n < 2**32`` is Lemire's
     ``(v * n) >> 32`` of the next 32-bit value, where 32-bit values are the low then the high half
     of one output (the bit generator's buffered half), with Lemire's rejection loop run seed by seed
-    in the rare case it is entered (leftover below ``n``). Equal, call for call, to the single
-    agent's draws (``tests/sketch/test_vector.py``); with ``n_keys >= 2**32`` the twin steps one
-    single agent per seed instead. Takes the single agent's constructor arguments."""
+    in the rare case it is entered (leftover below ``n``). With more than one key and amount the
+    calls are decoded a block of steps at a time (:meth:`_next_block`); a block stops before the
+    first step of any seed where Lemire's loop is entered, which goes call by call (:meth:`_step`,
+    also the path without an amount or key draw). Equal, call for call, to the single agent's draws
+    (``tests/sketch/test_vector.py``); with ``n_keys >= 2**32`` the twin steps one single agent per
+    seed instead. Takes the single agent's constructor arguments."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()

@@ -84,6 +84,21 @@ def test_batched_records_equal_single_runs(agent: str, config: str, monkeypatch)
     assert len({(e.length, e.metrics["published"], e.metrics["prefix_max_error"]) for r in records for e in r.episodes[:1]}) > 1
 
 
+# the stacked defenders' integer (cardinality, sum) and double (lp) totals; seeds that run out of
+# fresh keys and only watch from then on (cardinality: 40 keys, exact keeps every probe), with
+# readings of one and of several queries and the refresh attacker's dummy resets in between
+IDLE = {"n_keys": 40, "space": 30, "update_budget": 200, "query_budget": 300, "min_scale": 1000.0}
+STACKED_AND_IDLE = [
+    ("sketch-probe-reset", {}, {"statistic": "sum", "n_keys": 300, "space": 150, "update_budget": 400, "query_budget": 400}),
+    ("sketch-oblivious-random", {}, {"statistic": "lp", "q": 0.3, "n_keys": 300, "space": 150, "update_budget": 400, "query_budget": 400}),
+    ("sketch-probe-reset", {}, {**IDLE, "defender": "exact"}),
+    ("sketch-probe-reset", {}, IDLE),
+    ("sketch-probe-average", {"repeats": 3}, {**IDLE, "defender": "exact"}),
+    ("sketch-probe-refresh", {"refresh": 2}, {**IDLE, "defender": "exact"}),
+    ("sketch-probe-reset", {"repeats": 2}, {**IDLE, "defender": "exact", "statistic": "sum", "n_keys": 12}),
+]
+
+
 @pytest.mark.parametrize(
     ("agent", "agent_kwargs", "env_kwargs"),
     [
@@ -93,7 +108,7 @@ def test_batched_records_equal_single_runs(agent: str, config: str, monkeypatch)
         ("sketch-probe-refresh", {"refresh": 3}, {"defender": "switching", "statistic": "sum", "n_keys": 400, "space": 200, "update_budget": 500, "query_budget": 500}),
         ("sketch-probe-average", {"repeats": 9}, {"defender": "exact", "statistic": "lp", "q": 0.3, "n_keys": 300, "update_budget": 400, "query_budget": 300}),
         ("sketch-oblivious-worst", {"window": 20, "heavy_every": 2}, {"defender": "linear", "statistic": "sum", "n_keys": 300, "space": 64, "update_budget": 400, "query_budget": 300}),
-    ],
+    ] + STACKED_AND_IDLE,
 )
 def test_batched_records_with_agent_kwargs_equal_single_runs(agent, agent_kwargs, env_kwargs, monkeypatch) -> None:
     tasks = make_tasks(ENV_ID, agent, seeds=SEEDS, env_kwargs=env_kwargs, agent_kwargs=agent_kwargs, episodes=2)
@@ -155,14 +170,21 @@ def test_make_vec_builds_the_vector_env() -> None:
     np.testing.assert_array_equal(obs[2], single.reset(seed=5)[0])  # an int seed: seed + i for sub-env i
 
 
-# the array path; Lemire's rejection loop entered about half the time; no amount draw; the per-seed path
-@pytest.mark.parametrize(("n_keys", "max_inc"), [(3000, 3), (2**31 + 1, 3), (50, 1), (2**32 + 3, 3)])
-def test_random_stream_twin_draws_as_the_single_agents(n_keys: int, max_inc: int) -> None:
+# the array path (blocks); Lemire's rejection loop entered about half the time; no amount draw; the
+# per-seed path; small raw buffers and blocks: many refills, block ends and blocks cut short
+@pytest.mark.parametrize(("n_keys", "max_inc", "small"), [(3000, 3, False), (2**31 + 1, 3, False), (50, 1, False), (2**32 + 3, 3, False),
+                                                         (3000, 3, True), (2**31 + 1, 3, True)])
+def test_random_stream_twin_draws_as_the_single_agents(n_keys: int, max_inc: int, small: bool, monkeypatch) -> None:
     from gymnasium import spaces
 
     from icmlgym.agents.protocol import AgentSpec
+    from icmlgym.baselines import sketch_vector
     from icmlgym.baselines.sketch import ObliviousRandomStream
     from icmlgym.baselines.sketch_vector import VectorObliviousRandomStream
+
+    if small:
+        monkeypatch.setattr(sketch_vector, "_RAW", 64)
+        monkeypatch.setattr(sketch_vector, "_BLOCK", 7)
 
     space = spaces.MultiDiscrete([3, n_keys, max_inc])
     spec = AgentSpec(ENV_ID, spaces.Box(0.0, np.inf, (3,)), space, None, {"update_budget": 40, "query_budget": 30})

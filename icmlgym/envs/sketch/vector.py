@@ -15,9 +15,11 @@ counters and metrics as they were at its end. Autoreset is disabled (reset expli
 runner does per episode).
 
 **What is stacked.** The true vector (the single env's :class:`ExactSketch`) of all seeds is
-one ``(N, n_keys)`` array with one running total per seed; an update or reset of every seed is
-a few array operations, and the per-key ``f`` is the single env's elementwise (for ``lp``,
-``float(v) ** q`` per element, Python's ``pow``, as the single sketch computes it). Two
+one ``(N, n_keys)`` array with one running total per seed; a step of every seed is a few
+whole-array operations, with the op looked up per row (no index arrays per op), and the per-key
+``f`` is the single env's elementwise (for ``lp``, ``float(v) ** q`` per element, Python's
+``pow``, as the single sketch computes it). For cardinality and sum the totals are integers,
+kept in int64 (the single sketches' doubles hold the same integers exactly, below 2**53). Two
 defender kinds are stacked the same way:
 
 - ``bernoulli``: each seed's sampled keys are one row of an ``(N, n_keys)`` mask hashed at reset
