@@ -421,6 +421,7 @@ def cap_text(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
     return text[:limit] + f"\n[... {len(text) - limit} more characters not kept]"
 
 
+_NO_ANSWER = object()  # Channel.exchange's action when there is none to send (Channel.recv_step)
 _PICKLED = frozenset((PICKLE, STEP))  # formats that hold a pickle: only the agent's side reads them
 _DECODE = {JSON: decode, PICKLE: pickle.loads, ACTION: lambda p: decode_action(p), STEP: lambda p: decode_step(p)}
 
@@ -657,7 +658,8 @@ class Channel:
 
         Returns ``(STEP, (reward, next_obs, terminated, truncated, info))`` for a step frame,
         decoded as :func:`decode_step_values` decodes it, else ``(fmt, payload)`` of the frame
-        that came, checked as :meth:`recv_frame` checks it and not decoded."""
+        that came, checked as :meth:`recv_frame` checks it and not decoded (``_NO_ANSWER``: send nothing,
+        what :meth:`recv_step` does)."""
         if type(action) is int and -(2**63) <= action < 2**63 and self._int_ok:
             data = _INT_ACTION.pack(self._int_frame, action)
             try:
@@ -670,12 +672,9 @@ class Channel:
             else:
                 self._send_all(data[sent:])  # (what is left, or the error as a ProtocolError)
                 self.bytes_sent += sent
-        else:
+        elif action is not _NO_ANSWER:
             self.send_action(action)
-        return self.recv_step()
-
-    def recv_step(self) -> tuple[int, Any]:
-        """The next frame, as :meth:`exchange` returns it (no deadline: the agent's side waits for its calls)."""
+        # the next frame, read here rather than by a call of recv_step (one Python call less per step)
         if self._buf or self._sock is not None:
             fmt, payload = self.recv_frame()
             return (STEP, decode_step_values(payload)) if fmt == STEP else (fmt, payload)
@@ -701,6 +700,10 @@ class Channel:
             self._buf += data
             fmt, payload = self._frame(None, None, "a message", False)
         return (STEP, decode_step_values(payload)) if fmt == STEP else (fmt, payload)
+
+    def recv_step(self) -> tuple[int, Any]:
+        """The next frame, as :meth:`exchange` returns it (no deadline: the agent's side waits for its calls)."""
+        return self.exchange(_NO_ANSWER)
 
     def _learn_in(self, data: bytes) -> tuple[np.dtype, tuple[int, ...], int, int]:
         """The observation layout of the step frame ``data`` (dtype, shape, start and stop of its bytes), cached."""

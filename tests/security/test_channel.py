@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import select
 import struct
 
 import numpy as np
@@ -270,6 +271,29 @@ def test_exchange_decodes_what_decode_step_values_decodes():
         fmt, payload = ag.exchange(2)
         assert fmt == 1 and pickle.loads(payload) == [["close"]]
         assert expect(ev.recv(5.0), "action") == 2
+    finally:
+        ev.close()
+        ag.close()
+
+
+def test_recv_step_sends_nothing_and_decodes_as_exchange_does():
+    from icmlgym.runner.channel import STEP
+
+    ev, ag = _pipe_ends()
+    try:
+        obs = np.array([0.5, 1.5], dtype=np.float32)
+        ev.send_step(["update", 1.0, obs, False, False, {"cost": {"env_steps": 1}}])
+        sent = ag.bytes_sent, ag.frames_sent
+        fmt, (reward, out, term, trunc, info) = ag.recv_step()
+        assert fmt == STEP and (reward, term, trunc, info) == (1.0, False, False, {"cost": {"env_steps": 1}})
+        assert out.tobytes() == obs.tobytes() and out.flags.writeable
+        assert (ag.bytes_sent, ag.frames_sent) == sent  # nothing went back
+        assert not select.select([ev.rfd], [], [], 0)[0]
+        ev.send([["close"]], pickle_ok=True)
+        fmt, payload = ag.exchange(0.25)  # a float action: the general path, then the same read
+        assert fmt == 1 and pickle.loads(payload) == [["close"]]
+        assert expect(ev.recv(5.0), "action") == 0.25
+        assert ag.frames_sent == sent[1] + 1
     finally:
         ev.close()
         ag.close()
