@@ -16,6 +16,12 @@ Each unit of work (a run, or a batch of seeds) has the driver's stages ``submit`
 - to the driver: ``sent`` -> ``received`` (the driver was busy elsewhere, or waking up)
 - exit: ``received`` -> ``joined`` (the worker exits; the fork server reports it)
 - check: ``joined`` -> ``ready`` (the driver checks the record against its task)
+
+Since session 8 the executor frees a slot once the record is read (``ready`` comes before
+``joined``: the worker is joined later, off the slot's path) and hands the slot's next work to
+a worker forked ahead (a standby, marked ``standby0`` -> ``standby1`` on the driver, key
+``standby``), so ``submit`` -> ``child`` is the hand-off rather than a fork. For such a unit,
+exit is 0 in the slot's split and check is ``received`` -> ``ready``; its exit is listed apart.
 - idle slots while runs were still waiting (the driver stored records, or was slow to start the next)
 - idle slots in the tail (after the last run was started: the last runs finish one worker at a time)
 
@@ -42,6 +48,14 @@ STAGES = [
     ("exit", "received", "joined"),
     ("check", "joined", "ready"),
 ]
+
+
+def unit_stages(u: dict[str, dict]) -> list[tuple[str, str, str]]:
+    """STAGES, or for a unit whose slot was freed before its worker was joined: exit 0, check from ``received``."""
+    if "joined" in u and "ready" in u and u["joined"]["t"] > u["ready"]["t"]:
+        late = {"exit": ("exit", "received", "received"), "check": ("check", "received", "ready")}
+        return [late.get(n, (n, a, b)) for n, a, b in STAGES]
+    return STAGES
 
 
 def load(path: str) -> tuple[dict[str, dict[str, dict]], list[dict]]:
@@ -82,6 +96,7 @@ def main() -> None:
     ap.add_argument("trace")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--top", type=int, default=10, help="units listed by their time outside the run")
+    ap.add_argument("--t0", type=float, help="time.monotonic() when the command started: prints the start-up before the first run")
     args = ap.parse_args()
     units, lines = load(args.trace)
     complete = {k: u for k, u in units.items() if all(e in u for e in ("submit", "exec0", "exec1", "ready"))}
@@ -92,11 +107,19 @@ def main() -> None:
     start, end, idle_before, idle_after = idle_slots(intervals, args.workers, last_submit)
     slots = args.workers * (end - start)
     sums: dict[str, float] = defaultdict(float)
+    late_exits = []
     for u in complete.values():
-        for name, a, b in STAGES:
+        for name, a, b in unit_stages(u):
             if a in u and b in u:
                 sums[name] += u[b]["t"] - u[a]["t"]
+        if "joined" in u and "received" in u and u["joined"]["t"] > u["ready"]["t"]:
+            late_exits.append(u["joined"]["t"] - u["received"]["t"])
     n = len(complete)
+    if args.t0 is not None:
+        first = min(complete.values(), key=lambda u: u["submit"]["t"])
+        print(f"start-up: {first['exec0']['t'] - args.t0:.1f} s from the command's start to the first run "
+              f"(driver {first['submit']['t'] - args.t0:.1f} s, then the fork server's start and the fork "
+              f"{first['exec0']['t'] - first['submit']['t']:.1f} s)")
     print(f"{n} units of work; first submit to last ready {end - start:.1f} s x {args.workers} workers = {slots:.1f} slot-s\n")
     print("| stage | slot-s | share | per unit (ms) |\n|---|---|---|---|")
     rows = [(name, sums[name]) for name, _, _ in STAGES] + [
@@ -105,6 +128,14 @@ def main() -> None:
         print(f"| {name} | {secs:.1f} | {100 * secs / slots:.1f}% | {1000 * secs / n:.1f} |")
     accounted = sum(s for _, s in rows)
     print(f"| (unaccounted: overlaps, missing stages) | {slots - accounted:.1f} | {100 * (slots - accounted) / slots:.1f}% | |")
+    if late_exits:
+        print(f"\nexits after the slot moved on (received -> joined, off the slots' path): {len(late_exits)} units, "
+              f"{1000 * sum(late_exits) / len(late_exits):.1f} ms per unit")
+    forks = [(d["t"], d["ev"]) for d in lines if d["key"] == "standby" and d["ev"] in ("standby0", "standby1")]
+    held = [b - a for (a, ea), (b, eb) in zip(forks, forks[1:]) if ea == "standby0" and eb == "standby1"]
+    if held:
+        print(f"standbys forked ahead by the driver: {len(held)}, {sum(held):.1f} s of the driver's time "
+              f"({1000 * sum(held) / len(held):.1f} ms each, max {1000 * max(held):.0f} ms)")
     store = [u["stored"]["t"] - u["ready"]["t"] for u in complete.values() if "stored" in u]
     if store:
         print(f"\ndriver, ready -> stored (store write + progress line): {sum(store):.1f} s in all, "
@@ -123,7 +154,7 @@ def main() -> None:
     print(f"\n| unit | run (s) | outside the run (ms): fork / before / out / to driver / exit / check |\n|---|---|---|")
     outside = []
     for k, u in complete.items():
-        parts = [u[b]["t"] - u[a]["t"] if a in u and b in u else float("nan") for _, a, b in STAGES]
+        parts = [u[b]["t"] - u[a]["t"] if a in u and b in u else (0.0 if a == b else float("nan")) for _, a, b in unit_stages(u)]
         outside.append((sum(p for i, p in enumerate(parts) if i != 2 and p == p), k, parts))
     for tot, k, parts in sorted(outside, reverse=True)[: args.top]:
         rest = " / ".join(f"{1000 * p:.0f}" for i, p in enumerate(parts) if i != 2)

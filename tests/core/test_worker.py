@@ -199,3 +199,99 @@ def test_limit_blas_rejects_zero_threads() -> None:
 
     with pytest.raises(ValueError, match="threads must be >= 1"):
         limit_blas(0)
+
+
+PID_AGENT = """
+import os
+import threading
+import time
+
+from icmlgym.baselines.generic import RandomAgent
+
+
+class PidAgent(RandomAgent):
+    name = "pid-agent"
+
+    def __init__(self, out="", linger=False, **kwargs):
+        super().__init__(**kwargs)
+        self.out, self.linger = out, linger
+
+    def reset(self, seed, spec):
+        with open(self.out, "a") as fh:
+            fh.write(f"{os.getpid()}\\n")
+        if self.linger and not hasattr(self, "_linger"):
+            # a non-daemon thread: the worker's exit waits for it after the record is sent
+            self._linger = threading.Thread(target=time.sleep, args=(120,))
+            self._linger.start()
+        super().reset(seed, spec)
+"""
+
+
+def _alive(pid: int) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_each_run_gets_a_process_of_its_own_and_none_outlives_the_sweep(tmp_path) -> None:
+    """Workers forked ahead (standbys) and workers joined after their slot has moved on: still one
+    process per run, and no worker or unused standby left once the sweep returns."""
+    import multiprocessing as mp
+
+    from icmlgym.runner.executors import ProcessExecutor
+
+    agent = tmp_path / "pid_agent.py"
+    agent.write_text(PID_AGENT)
+    out = tmp_path / "pids"
+    tasks = make_tasks("icmlgym/Bandit-v0", f"{agent}:PidAgent", seeds=5, env_kwargs={"horizon": 5}, agent_kwargs={"out": str(out)})
+    records = list(ProcessExecutor(workers=2, timeout=120).imap(tasks))
+    assert sorted(r.seed for r in records) == [0, 1, 2, 3, 4] and {r.status for r in records} == {"ok"}, [r.error for r in records]
+    pids = list(dict.fromkeys(int(p) for p in out.read_text().split()))  # reset runs more than once a run
+    assert len(pids) == 5, pids
+    assert mp.active_children() == [] and not any(_alive(p) for p in pids)
+
+
+def test_a_worker_that_does_not_exit_after_its_record_is_killed_and_the_sweep_goes_on(tmp_path, monkeypatch) -> None:
+    from icmlgym.runner import executors
+
+    agent = tmp_path / "pid_agent.py"
+    agent.write_text(PID_AGENT)
+    out = tmp_path / "pids"
+    monkeypatch.setattr(executors, "EXIT_GRACE", 1.0)
+    tasks = make_tasks("icmlgym/Bandit-v0", f"{agent}:PidAgent", seeds=3, env_kwargs={"horizon": 5},
+                       agent_kwargs={"out": str(out), "linger": True})
+    records = list(executors.ProcessExecutor(workers=1, timeout=60).imap(tasks))
+    assert [r.status for r in records] == ["ok"] * 3, [r.error for r in records]
+    pids = list(dict.fromkeys(int(p) for p in out.read_text().split()))
+    assert len(pids) == 3 and not any(_alive(p) for p in pids), pids
+
+
+def test_a_standby_runs_its_work_as_a_fresh_worker_does() -> None:
+    from icmlgym.runner.worker import Standby, WorkerProcess, context
+
+    (task,) = make_tasks("icmlgym/Bandit-v0", "bandit-thompson", seeds=[3], env_kwargs={"horizon": 50})
+    ctx = context(warm_modules([task]))
+    (fresh,) = WorkerProcess(task, ctx=ctx).wait()
+    standby = Standby(ctx)
+    (handed,) = WorkerProcess(task, ctx=ctx, standby=standby).wait()
+    assert standby.proc.exitcode == 0 and fresh.status == handed.status == "ok"
+    own = {"run_id", "timestamp", "wall_time", "train_wall_time"}
+    a, b = fresh.to_dict(), handed.to_dict()
+    for d in (a, b):
+        for k in own:
+            d.pop(k, None)
+        for e in d["episodes"]:
+            e.pop("wall_time", None)
+    assert a == b
+
+
+def test_a_dismissed_standby_exits_without_a_run() -> None:
+    from icmlgym.runner.worker import Standby, context
+
+    standby = Standby(context())
+    standby.dismiss()
+    standby.proc.join(timeout=30)
+    assert standby.proc.exitcode == 0
