@@ -234,7 +234,6 @@ def benchmark(
     from icmlgym.agents import AgentLoadError, load_agent
     from icmlgym.catalog import MissingExtraError
     from icmlgym.cli import validate
-    from icmlgym.leaderboard.family import print_family_tables
     from icmlgym.runner import make_tasks
 
     if resume and rerun:
@@ -268,6 +267,10 @@ def benchmark(
         typer.echo(f"skipped {s}", err=True)
     if not tasks:
         fail(f"nothing to run: no installed env in suite {suite!r} has the agents asked for")
+    if executor == "process" and not isolate:
+        from icmlgym.runner.worker import start_server
+
+        start_server(tasks)  # its imports overlap the store's opening and the driver's other set-up
     board = open_board(store)
     if isolate:
         isolate_tasks(tasks, sandbox, timeout, board, batch_seeds)
@@ -281,6 +284,8 @@ def benchmark(
         if r.status != "ok":
             first = r.error.strip().splitlines()[0] if r.error else ""
             typer.echo(f"{r.status}: {r.env_id} {r.agent_name} seed {r.seed}: {first}", err=True)
+    from icmlgym.leaderboard.family import print_family_tables
+
     try:
         print_family_tables(board, tasks=[(t.env_id, t.env_kwargs) for t in tasks], tier=tier)
     finally:

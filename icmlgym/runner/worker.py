@@ -222,6 +222,18 @@ def context(modules: Iterable[str] = ()) -> Any:
     return _CTX
 
 
+def start_server(tasks: Iterable[RunTask]) -> None:
+    """Start the warm fork server for ``tasks`` now and return at once, so that it imports the sweep's
+    modules on one core while the driver goes on with its own set-up (opening the store, ordering the
+    runs) on the other; the first worker then waits for the rest of its start only. A no-op where
+    workers are not forked from a fork server."""
+    ctx = context(warm_modules(tasks))
+    if ctx.get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 # ----------------------------------------------------------------------------- parent side
 class Standby:
     """A worker process forked before its work, waiting for it (the process executor keeps one per slot).
@@ -393,4 +405,4 @@ def run_in_worker(work: Work, memory_limit_mb: int | None = None) -> list[RunRec
     return WorkerProcess(work, memory_limit_mb).wait()
 
 
-__all__ = ["Standby", "WorkerProcess", "child_main", "context", "run_in_worker", "standby_main", "warm_modules", "work_tasks"]
+__all__ = ["Standby", "WorkerProcess", "child_main", "context", "run_in_worker", "standby_main", "start_server", "warm_modules", "work_tasks"]

@@ -295,3 +295,23 @@ def test_a_dismissed_standby_exits_without_a_run() -> None:
     standby.dismiss()
     standby.proc.join(timeout=30)
     assert standby.proc.exitcode == 0
+
+
+def test_start_server_starts_the_warm_server_at_once_and_the_sweep_forks_from_it() -> None:
+    import multiprocessing as mp
+    import os
+    from multiprocessing import forkserver
+
+    from icmlgym.runner.worker import start_server
+
+    server = forkserver._forkserver
+    if server._forkserver_pid is not None and not mp.active_children():
+        server._stop()  # this test's start, not an earlier test's
+    tasks = make_tasks("icmlgym/Bandit-v0", "tests.core.test_worker:WarmCheckAgent", seeds=2, env_kwargs={"horizon": 20})
+    start_server(tasks)
+    pid = server._forkserver_pid
+    assert pid is not None and not mp.active_children()
+    os.kill(pid, 0)  # it runs (importing) before any worker was asked for
+    records = run_tasks(tasks, "process", workers=2)
+    assert [r.status for r in records] == ["ok"] * 2, [r.error for r in records]
+    assert server._forkserver_pid == pid  # the sweep did not start another
