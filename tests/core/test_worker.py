@@ -315,3 +315,21 @@ def test_start_server_starts_the_warm_server_at_once_and_the_sweep_forks_from_it
     records = run_tasks(tasks, "process", workers=2)
     assert [r.status for r in records] == ["ok"] * 2, [r.error for r in records]
     assert server._forkserver_pid == pid  # the sweep did not start another
+
+
+def test_benchmark_on_the_process_executor_with_its_server_started_early(tmp_path) -> None:
+    """`icmlgym benchmark` starts the fork server before it opens the store (worker.start_server); the
+    sweep then forks every run from it."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "ICMLGYM_HOME": str(tmp_path / "home"), "ICMLGYM_TRACE": str(tmp_path / "trace")}
+    r = subprocess.run([sys.executable, "-m", "icmlgym.cli", "benchmark", "--suite", "bandit", "--seeds", "2", "--workers", "2",
+                        "--store", str(tmp_path / "lb.db")], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "8 run(s) (0 not ok)" in r.stderr, r.stderr[-2000:]
+    import json
+
+    lines = [json.loads(x) for x in (tmp_path / "trace").read_text().splitlines()]
+    children = {d["pid"] for d in lines if d["ev"] == "child"}
+    assert len(children) == 8  # a process per run
