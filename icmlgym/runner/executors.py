@@ -27,13 +27,9 @@ from icmlgym.runner.batched import BatchTask, execute_batch
 from icmlgym.runner.loop import RunTask, execute
 from icmlgym.runner.record import RunRecord
 from icmlgym.runner.trace import mark
-from icmlgym.runner.limits import kill_tree
-from icmlgym.runner.worker import Standby, WorkerProcess, context, warm_modules, work_tasks
+from icmlgym.runner.worker import WorkerProcess, context, warm_modules, work_tasks
 
 EXECUTORS = ("inprocess", "process", "ray")
-# seconds a worker that has sent its records has to exit before it is killed (it was joined with
-# this timeout before the executor went on)
-EXIT_GRACE = 5.0
 
 
 class RunTimeout(BaseException):
@@ -131,10 +127,6 @@ class ProcessExecutor:
         pending = deque(tasks)
         ctx = context(warm_modules(t for w in pending for t in work_tasks(w)))
         running: dict[int, tuple[WorkerProcess, float | None]] = {}  # sentinel -> (worker, its timeout)
-        # processes whose run is over (or that never got one) but that may still be exiting: sentinel ->
-        # (the worker or standby, when it must have exited); joined as they end, off the slots' path
-        exiting: dict[int, tuple[Union[WorkerProcess, Standby], float]] = {}
-        spare: list[Standby] = []  # forked ahead, each waiting for a slot's next work
         gpus = _gpu_ids()
         started = 0
 
@@ -147,67 +139,33 @@ class ProcessExecutor:
                 gpu = gpus[started % len(gpus)] if len(gpus) > 1 and _wants_gpu(device) else None
                 started += 1
                 mark("submit", work)
-                worker = WorkerProcess(work, self.memory_limit_mb, gpu, ctx=ctx, standby=spare.pop() if spare else None)
+                worker = WorkerProcess(work, self.memory_limit_mb, gpu, ctx=ctx)
                 mark("started", work)
                 own = getattr(work_tasks(work)[0], "timeout", None)  # a task's own timeout overrides the executor's
                 per_run = own if own is not None else self.timeout
                 running[worker.sentinel] = (worker, None if per_run is None else per_run * n)
 
-        def restock() -> None:
-            """One standby per slot that has work left to hand it."""
-            want = min(self.workers, len(pending))
-            while len(spare) > want:
-                extra = spare.pop()
-                extra.dismiss()
-                exiting[extra.proc.sentinel] = (extra, time.monotonic() + EXIT_GRACE)
-            while len(spare) < want:
-                mark("standby0", key="standby")
-                spare.append(Standby(ctx))
-                mark("standby1", key="standby")
-
-        def reap(key: int, force: bool) -> None:
-            proc = exiting[key][0].proc
-            if force and proc.exitcode is None:
-                kill_tree(proc.pid)
-                proc.kill()
-                proc.join(timeout=5)
-            else:
-                proc.join(timeout=0)
-            if proc.exitcode is not None or force:
-                held = exiting.pop(key)[0]
-                if isinstance(held, WorkerProcess):
-                    mark("joined", held.work)
-
         try:
             fill()
-            while running or exiting or spare:
-                restock()
-                deadlines = [w.start + lim for w, lim in running.values() if lim is not None]
-                deadlines += [by for _, by in exiting.values()]
-                wait_for = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-                ready = set(wait([w.conn for w, _ in running.values()] + list(running) + list(exiting), timeout=wait_for))
+            while running:
+                wait_for = None
+                limits = [w.start + lim for w, lim in running.values() if lim is not None]
+                if limits:
+                    wait_for = max(0.0, min(limits) - time.monotonic())
+                ready = set(wait([w.conn for w, _ in running.values()] + list(running), timeout=wait_for))
                 finished: list[RunRecord] = []
                 for key in list(running):
                     worker, limit = running[key]
                     if worker.conn in ready or key in ready:
-                        records = worker.poll(join=False)
+                        records = worker.poll()
                         if records is not None:
                             mark("ready", worker.work)
                             del running[key]
                             finished += records
-                            if worker.proc.exitcode is None:
-                                exiting[key] = (worker, time.monotonic() + EXIT_GRACE)
-                            else:
-                                worker.proc.join(timeout=0)
-                                mark("joined", worker.work)
                             continue
                     if limit is not None and worker.elapsed >= limit:
                         del running[key]
                         finished += worker.kill("timeout", f"run exceeded its timeout of {limit:g} s and was killed")
-                now = time.monotonic()
-                for key in list(exiting):
-                    if key in ready or now >= exiting[key][1]:
-                        reap(key, force=now >= exiting[key][1])
                 # the next runs start before the caller stores these records, so that no slot
                 # waits for the store's write
                 fill()
@@ -215,11 +173,6 @@ class ProcessExecutor:
         finally:
             for worker, _ in running.values():
                 worker.kill("failed", "the sweep was interrupted")
-            for standby in spare:
-                standby.dismiss()
-                exiting[standby.proc.sentinel] = (standby, 0.0)
-            for key in list(exiting):
-                reap(key, force=True)
 
 
 def get_executor(name: str, **kwargs: object):

@@ -86,35 +86,12 @@ def _limit_blas(work: Work) -> None:
         pass
 
 
-def _detach() -> None:
-    """A worker's first steps: it never outlives its parent, and holds no copy of the driver's alive pipe."""
+def child_main(conn, work: Work, gpu: str | None = None) -> None:
+    """The body of a worker process: run ``work`` and send its messages on ``conn``."""
     # a worker never outlives its parent (the fork server, which ends with the driver; or the
     # Ray worker that started it, when Ray kills that for a timeout or loses the node)
     set_parent_death_signal()
     _release_driver_alive_pipe()
-
-
-def child_main(conn, work: Work, gpu: str | None = None) -> None:
-    """The body of a worker process: run ``work`` and send its messages on ``conn``."""
-    _detach()
-    _run_work(conn, work, gpu)
-
-
-def standby_main(task_conn, conn) -> None:
-    """The body of a worker forked before its work (a :class:`Standby`): wait for ``(work, gpu)``
-    on ``task_conn``, then run it as :func:`child_main` does. End of file (the driver had no work
-    left for it, or died) ends it without a run."""
-    _detach()
-    try:
-        work, gpu = task_conn.recv()
-    except (EOFError, OSError):
-        return
-    finally:
-        task_conn.close()
-    _run_work(conn, work, gpu)
-
-
-def _run_work(conn, work: Work, gpu: str | None) -> None:
     mark("child", work)
     if gpu is not None:  # pin this worker to one GPU before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
@@ -235,45 +212,6 @@ def start_server(tasks: Iterable[RunTask]) -> None:
 
 
 # ----------------------------------------------------------------------------- parent side
-class Standby:
-    """A worker process forked before its work, waiting for it (the process executor keeps one per slot).
-
-    Forking a worker from the warm server costs about 50 ms of wall time on two busy cores
-    (11-17 ms of it CPU, the rest the fork server waiting for a core); a standby is forked
-    while the slot's current run executes, so that a slot that frees up hands its next work
-    to a process that exists instead of waiting for a fork. The process is the one a fresh
-    worker would be (forked from the same server, the same code runs the work); it only
-    waits, blocked on its task pipe, before its run.
-    """
-
-    def __init__(self, ctx: Any = None) -> None:
-        ctx = ctx or context()
-        task_r, self.task_w = ctx.Pipe(duplex=False)
-        self.conn, send = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=standby_main, args=(task_r, send), daemon=True)
-        self.proc.start()
-        task_r.close()
-        send.close()
-
-    def hand(self, work: Work, gpu: str | None) -> bool:
-        """Send ``work`` to the waiting process; False (and the standby dismissed) when it cannot take it:
-        the process died, or the work does not pickle outside a process start (a fresh worker then runs it)."""
-        from multiprocessing.reduction import ForkingPickler
-
-        try:
-            self.task_w.send_bytes(ForkingPickler.dumps((work, gpu)))
-        except Exception:  # noqa: BLE001 - see the docstring: the caller starts a fresh worker
-            self.dismiss()
-            return False
-        self.task_w.close()
-        return True
-
-    def dismiss(self) -> None:
-        """Leave it without work: its task pipe closes and it exits (its process still has to be joined)."""
-        self.task_w.close()
-        self.conn.close()
-
-
 class WorkerProcess:
     """The parent's side of one worker: start it, read its messages, turn its end into records.
 
@@ -282,27 +220,18 @@ class WorkerProcess:
         memory_limit_mb: resident-memory limit of the worker's process tree (:mod:`icmlgym.runner.limits`).
         gpu: a GPU id to pin the worker to (``CUDA_VISIBLE_DEVICES``).
         ctx: the multiprocessing context (default: :func:`context`).
-        standby: a :class:`Standby` to run ``work`` in instead of forking a new process (its
-            run's clock, limits and messages start when it is handed the work).
     """
 
-    def __init__(self, work: Work, memory_limit_mb: int | None = None, gpu: str | None = None, ctx: Any = None,
-                 standby: Standby | None = None) -> None:
+    def __init__(self, work: Work, memory_limit_mb: int | None = None, gpu: str | None = None, ctx: Any = None) -> None:
         self.work = work
         self.tasks = work_tasks(work)
         self.memory_limit_mb = memory_limit_mb
+        ctx = ctx or context()
+        self.conn, send = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=child_main, args=(send, work, gpu), daemon=True)
         self.start = time.monotonic()
-        if standby is not None and standby.hand(work, gpu):
-            self.conn, self.proc = standby.conn, standby.proc
-        else:
-            if standby is not None:
-                standby.proc.join(timeout=5)
-            ctx = ctx or context()
-            self.conn, send = ctx.Pipe(duplex=False)
-            self.proc = ctx.Process(target=child_main, args=(send, work, gpu), daemon=True)
-            self.start = time.monotonic()
-            self.proc.start()
-            send.close()
+        self.proc.start()
+        send.close()
         self.watch = TreeMemoryLimit(self.proc.pid, memory_limit_mb).start() if memory_limit_mb else None
         self.meta: dict[str, str] | None = None
         self._result: dict[str, Any] | None = None
@@ -315,12 +244,8 @@ class WorkerProcess:
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 
-    def poll(self, join: bool = True) -> list[RunRecord] | None:
-        """Read what the worker sent; its records once it has finished (or died), else None.
-
-        ``join=False``: a worker that has sent its result gives its records at once, while its
-        process may still be exiting; the caller then joins ``proc`` itself (the run is over:
-        its memory watch has stopped and its pipe is closed)."""
+    def poll(self) -> list[RunRecord] | None:
+        """Read what the worker sent; its records once it has finished (or died), else None."""
         try:
             while self._result is None and self.conn.poll():
                 message = self.conn.recv()
@@ -333,10 +258,6 @@ class WorkerProcess:
             pass
         if self._result is None and self.proc.is_alive():
             return None
-        if not join and self._result is not None:
-            elapsed = self.elapsed
-            self._stop()
-            return self._records(elapsed)
         return self._finish()
 
     def wait(self) -> list[RunRecord]:
@@ -358,11 +279,6 @@ class WorkerProcess:
         self._close(kill=True)
         return [failed_record(t, status, error, elapsed, self.meta) for t in self.tasks]
 
-    def _stop(self) -> None:
-        if self.watch is not None:
-            self.watch.stop()
-        self.conn.close()
-
     def _close(self, kill: bool = False) -> None:
         if self.watch is not None:
             self.watch.stop()
@@ -376,9 +292,6 @@ class WorkerProcess:
         elapsed = self.elapsed
         self._close()
         mark("joined", self.work)
-        return self._records(elapsed)
-
-    def _records(self, elapsed: float) -> list[RunRecord]:
         message = self._result
         if isinstance(message, dict) and "__records__" in message:
             got = message["__records__"]
@@ -405,4 +318,4 @@ def run_in_worker(work: Work, memory_limit_mb: int | None = None) -> list[RunRec
     return WorkerProcess(work, memory_limit_mb).wait()
 
 
-__all__ = ["Standby", "WorkerProcess", "child_main", "context", "run_in_worker", "standby_main", "start_server", "warm_modules", "work_tasks"]
+__all__ = ["WorkerProcess", "child_main", "context", "run_in_worker", "start_server", "warm_modules", "work_tasks"]
