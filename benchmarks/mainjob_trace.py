@@ -17,10 +17,10 @@ Each unit of work (a run, or a batch of seeds) has the driver's stages ``submit`
 - exit: ``received`` -> ``joined`` (the worker exits; the fork server reports it)
 - check: ``joined`` -> ``ready`` (the driver checks the record against its task)
 
-Since session 8 the executor frees a slot once the record is read (``ready`` comes before
-``joined``: the worker is joined later, off the slot's path) and hands the slot's next work to
+Session 8's executor (measured, then reverted: docs/performance.md, perf8-mj8) freed a slot once the record was read (``ready`` came before
+``joined``: the worker was joined later, off the slot's path) and handed the slot's next work to
 a worker forked ahead (a standby, marked ``standby0`` -> ``standby1`` on the driver, key
-``standby``), so ``submit`` -> ``child`` is the hand-off rather than a fork. For such a unit,
+``standby``), so ``submit`` -> ``child`` was the hand-off rather than a fork. For such a trace,
 exit is 0 in the slot's split and check is ``received`` -> ``ready``; its exit is listed apart.
 - idle slots while runs were still waiting (the driver stored records, or was slow to start the next)
 - idle slots in the tail (after the last run was started: the last runs finish one worker at a time)
