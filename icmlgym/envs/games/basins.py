@@ -84,12 +84,20 @@ def tally_basins(
 
     What :func:`basin_statistics` reports once its runs are played (the vector form of
     StabilityPrediction-v0 plays the runs of many games at once and tallies each game here)."""
-    sinks = list(sinks)
+    return _tally(game, list(sinks), tail_joint, coverage_mask(tail_joint, support_tol).any(axis=0), rounds, threshold)
+
+
+def _tally(
+    game: NormalFormGame, sinks: list[frozenset[Profile]], tail_joint: np.ndarray, observed: np.ndarray, rounds: int,
+    threshold: float,
+) -> BasinStats:
+    """One game's basin statistics, its observed profiles given."""
     mass = set_mass(tail_joint, game, sinks)  # (M, S)
     winner = np.where(mass.max(axis=1) >= threshold, mass.argmax(axis=1), -1)
-    fractions = np.array([np.mean(winner == k) for k in range(len(sinks))])
-    observed = coverage_mask(tail_joint, support_tol).any(axis=0)
-    return BasinStats(sinks, fractions, float(np.mean(winner < 0)), tail_joint, observed, rounds)
+    m = np.float64(len(winner))  # a float64, so that no runs give NaN (and a warning) as np.mean does
+    # each fraction is a count over M (np.mean of a boolean array is its count, a float64 sum, over its length)
+    fractions = np.bincount(winner[winner >= 0], minlength=len(sinks)) / m
+    return BasinStats(sinks, fractions, float(np.count_nonzero(winner < 0) / m), tail_joint, observed, rounds)
 
 
 def tally_basins_many(
@@ -107,15 +115,8 @@ def tally_basins_many(
     tails = np.asarray(tail_joints, dtype=np.float64)
     n_games, m, p = tails.shape
     observed = coverage_mask(tails.reshape(n_games * m, p), support_tol).reshape(n_games, m, p).any(axis=1)
-    out = []
-    for game, sk, joint, obs in zip(games, sinks, tails, observed, strict=True):
-        sk = list(sk)
-        mass = set_mass(joint, game, sk)  # (M, S)
-        winner = np.where(mass.max(axis=1) >= threshold, mass.argmax(axis=1), -1)
-        # np.mean of a boolean array is its count (a float64 sum) over its length: the same doubles
-        fractions = np.bincount(winner[winner >= 0], minlength=len(sk)) / m
-        out.append(BasinStats(sk, fractions, float(np.count_nonzero(winner < 0) / m), joint, obs, rounds))
-    return out
+    return [_tally(game, list(sk), joint, obs, rounds, threshold)
+            for game, sk, joint, obs in zip(games, sinks, tails, observed, strict=True)]
 
 
 def predict_sinks(adjacency: np.ndarray | nx.DiGraph) -> np.ndarray:
