@@ -12,7 +12,8 @@ leaderboard can put them on one axis:
 
 FLOP counting dispatches every op through a Python mode, so it is done once per
 (model, input shapes, train/eval) and memoised: :func:`count_flops` on a repeated
-shape costs a dictionary look-up.
+shape costs a dictionary look-up, and in another process a read of the count from
+the cache (namespace ``flops``) instead of the counting pass.
 """
 
 from __future__ import annotations
@@ -80,8 +81,9 @@ def count_flops(model: Any, inputs: Iterable[Any], backward: bool = False, key: 
 
     Runs one pass under ``torch.utils.flop_counter.FlopCounterMode`` (with
     ``backward=True``, also the backward of the output's sum) and memoises the
-    result by (``key`` or the model's class and parameter shapes, input shapes, training mode).
-    Gradients from the counting pass are discarded.
+    result by (``key`` or the model's class and parameter shapes, input shapes, training mode),
+    in the process and in the cache (:func:`_disk_key`: also torch's version, the module tree
+    and its source files). Gradients from the counting pass are discarded.
     """
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -91,6 +93,14 @@ def count_flops(model: Any, inputs: Iterable[Any], backward: bool = False, key: 
     memo_key = (key, input_shapes(inputs), bool(getattr(model, "training", False)), backward)
     if memo_key in _FLOP_MEMO:
         return _FLOP_MEMO[memo_key]
+    disk_key = _disk_key(memo_key, model, fn)
+    if disk_key is not None:
+        from icmlgym.cache import Cache
+
+        stored = Cache("flops").read_json(disk_key)
+        if isinstance(stored, list) and len(stored) == 2 and all(type(v) is int and v >= 0 for v in stored):
+            _FLOP_MEMO[memo_key] = result = (stored[0], stored[1])
+            return result
     call = fn if fn is not None else model
     grads = None
     if backward:
@@ -110,7 +120,56 @@ def count_flops(model: Any, inputs: Iterable[Any], backward: bool = False, key: 
     if len(_FLOP_MEMO) > 4096:
         _FLOP_MEMO.clear()
     _FLOP_MEMO[memo_key] = result
+    if disk_key is not None:
+        from icmlgym.cache import Cache
+
+        Cache("flops").write_json(disk_key, list(result))
     return result
+
+
+def _disk_key(memo_key: tuple, model: Any, fn: Callable[..., Any] | None) -> str | None:
+    """The on-disk cache key of a count, or None when it cannot be keyed safely.
+
+    A process's first ``FlopCounterMode`` pass imports ~900 modules (sympy, torch's symbolic
+    shapes: ~1.6 CPU-s), which every worker process of a sweep paid again for a count some
+    earlier run had already made. On disk the count is keyed by what it depends on beyond the
+    memo key: torch's version (its FLOP formulas), the module tree's ``repr`` (layer kinds,
+    kernel sizes, strides) and the source files of every class in it, and of ``fn``, that is
+    not torch's own, so an edit of the model code counts again.
+    """
+    import inspect
+
+    import torch
+
+    from icmlgym.cache import content_key, file_hash
+
+    text = repr(memo_key)
+    if " at 0x" in text:
+        return None
+    files: set[str] = set()
+    parts: list[Any] = [text, torch.__version__]
+    objs: list[Any] = list(model.modules()) if isinstance(model, torch.nn.Module) else [model]
+    if fn is not None:
+        objs.append(fn)
+        parts.append(getattr(fn, "__qualname__", repr(fn)))
+    for obj in objs:
+        cls = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else type(obj)
+        module = getattr(cls, "__module__", "") or ""
+        if module == "torch" or module.startswith("torch."):
+            continue
+        try:
+            files.add(inspect.getfile(cls))
+        except (TypeError, OSError):
+            return None  # a builtin or a class without a source file: count in process only
+    if isinstance(model, torch.nn.Module):
+        parts.append(repr(model))
+    if " at 0x" in parts[-1]:
+        return None
+    try:
+        parts.append(file_hash(*sorted(files)))
+    except OSError:
+        return None
+    return content_key("flops", *parts)
 
 
 __all__ = ["STANDARD_COUNTERS", "CostMeter", "count_flops"]

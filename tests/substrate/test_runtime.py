@@ -61,6 +61,40 @@ def test_count_flops_from_shapes():
     assert count_flops(lin, [torch.zeros(4, 16)]) == (fwd, 0)
 
 
+_COUNT_IN_A_FRESH_PROCESS = """
+import sys, torch
+from icmlgym.nn import count_flops
+conv = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride={stride}, padding=1), torch.nn.ReLU())
+print(*count_flops(conv, [torch.zeros(1, 3, 16, 16)], key=("probe", 0)), "sympy" in sys.modules)
+"""
+
+
+def test_count_flops_is_read_from_the_cache_in_another_process(tmp_path):
+    """A second process gets the same count from the cache without the counting pass (and its ~900
+    imports, sympy among them); a change the key does not name but the module tree shows (a stride)
+    counts again."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ICMLGYM_HOME": str(tmp_path)}
+
+    def count(stride: int) -> tuple[list[int], bool]:
+        fwd, bwd, imported = subprocess.run([sys.executable, "-c", _COUNT_IN_A_FRESH_PROCESS.format(stride=stride)], env=env,
+                                            capture_output=True, text=True, check=True).stdout.split()
+        return [int(fwd), int(bwd)], imported == "True"
+
+    first, counted_imports = count(1)
+    assert counted_imports  # the counting pass ran (and imported sympy)
+    assert first == [2 * 8 * 16 * 16 * 3 * 3 * 3, 0]
+    again, imported = count(1)
+    assert again == first and not imported  # read from the cache
+    assert len(list((tmp_path / "cache" / "flops").glob("*.json"))) == 1
+    strided, imported = count(2)
+    assert strided == [2 * 8 * 8 * 8 * 3 * 3 * 3, 0] and imported
+    assert len(list((tmp_path / "cache" / "flops").glob("*.json"))) == 2
+
+
 def test_resources_and_training_budget():
     assert Resources().get("num_cpus") == 1 and Resources(num_gpus=1).num_gpus == 1
     with pytest.raises(ValueError, match="num_cpus > 0"):
