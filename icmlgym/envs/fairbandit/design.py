@@ -17,6 +17,11 @@
 
 Rank-deficient arm sets (fewer arms than dimensions, or arms on a subspace
 after elimination) are handled in the span of the arms.
+
+The agents ask for designs through a :class:`Designs` object: :data:`DIRECT` solves every
+request (a single run), :class:`SharedDesigns` solves each distinct problem once and hands
+every later request a copy (a batch of seeds over one arm matrix, whose seeds often ask for
+the same design; both functions are deterministic, so the copy holds the very same doubles).
 """
 
 from __future__ import annotations
@@ -169,3 +174,51 @@ def john_ellipsoid_distribution(X: np.ndarray, tol: float = 0.01, max_iter: int 
             return np.full(k, 1.0 / k)
         Q = np.hstack([centred @ vt[:rank].T, np.ones((k, 1))])  # lifted, (k, rank + 1)
         return _d_optimal_weights(Q, tol, max_iter)
+
+
+class Designs:
+    """Where an agent gets its designs: this base solves every request (what a single run uses)."""
+
+    def g_optimal(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        """:func:`g_optimal_design` of ``X``."""
+        return g_optimal_design(X, tol, max_iter)
+
+    def john(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        """:func:`john_ellipsoid_distribution` of ``X``."""
+        return john_ellipsoid_distribution(X, tol, max_iter)
+
+
+DIRECT = Designs()
+
+
+class SharedDesigns(Designs):
+    """Solves each distinct design problem once and gives every request a copy of its answer.
+
+    A problem is the function, the arm matrix's shape and bytes (as float64), ``tol`` and
+    ``max_iter``. Owned by one vector twin (one batch of seeds), never process-wide: single
+    runs keep solving for themselves. ``solved`` counts the problems solved, ``asked`` the
+    requests.
+    """
+
+    def __init__(self) -> None:
+        self._answers: dict[tuple, np.ndarray] = {}
+        self.asked = 0
+
+    @property
+    def solved(self) -> int:
+        return len(self._answers)
+
+    def _answer(self, fn, X: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
+        self.asked += 1
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        key = (fn.__name__, X.shape, X.tobytes(), float(tol), int(max_iter))
+        lam = self._answers.get(key)
+        if lam is None:
+            lam = self._answers[key] = fn(X, tol, max_iter)
+        return lam.copy()
+
+    def g_optimal(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        return self._answer(g_optimal_design, X, tol, max_iter)
+
+    def john(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        return self._answer(john_ellipsoid_distribution, X, tol, max_iter)
