@@ -78,30 +78,35 @@ def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
     Minv, g = _variances(Q, u)
     fresh = 0
     bound = (1.0 + tol) * m
+    Qv, vv = np.empty(k), np.empty((m, m))  # buffers: each step's arithmetic is written into them
     for _ in range(max_iter):
-        j = int(np.argmax(g))
-        if g[j] <= bound:
+        j = int(g.argmax())
+        gj = g[j]
+        if gj <= bound:
             if fresh == 0:
                 break
             Minv, g = _variances(Q, u)
             fresh = 0
-            j = int(np.argmax(g))
-            if g[j] <= bound:
+            j = int(g.argmax())
+            gj = g[j]
+            if gj <= bound:
                 break
         i = int(np.where(u > 0, g, np.inf).argmin())  # the supported row of smallest variance (first of ties)
-        if g[j] - m >= m - g[i] or g[i] <= 1.0:
-            step = (g[j] - m) / (m * (g[j] - 1.0))
+        gi = g[i]
+        if gj - m >= m - gi or gi <= 1.0:
+            step = (gj - m) / (m * (gj - 1.0))
             u *= 1.0 - step
             u[j] += step
-            a, b, r = 1.0 - step, step, j  # M <- a M + b q_r q_r^T
+            a, b, r, gr = 1.0 - step, step, j, gj  # M <- a M + b q_r q_r^T
         else:
             # away step: remove weight from arm i (at most all of it)
-            step = min((m - g[i]) / (m * (g[i] - 1.0)), u[i] / (1.0 - u[i]))
+            ui = u[i]
+            step = min((m - gi) / (m * (gi - 1.0)), ui / (1.0 - ui))
             u *= 1.0 + step
             u[i] -= step
             u[i] = max(u[i], 0.0)
-            a, b, r = 1.0 + step, -step, i
-        total = u.sum()
+            a, b, r, gr = 1.0 + step, -step, i, gi
+        total = np.add.reduce(u)  # u.sum() without its wrappers
         u /= total
         fresh += 1
         if fresh >= _REFRESH_EVERY:
@@ -112,10 +117,12 @@ def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
         # dividing u by its total divides M by it, so M^{-1} and g are multiplied by it
         v = Minv @ Q[r]
         ba = b / a
-        c = ba / (1.0 + ba * g[r])
-        Qv = Q @ v
+        c = ba / (1.0 + ba * gr)
+        np.matmul(Q, v, out=Qv)
         scale = total / a
-        Minv -= c * np.outer(v, v)
+        np.multiply(v[:, None], v, out=vv)  # np.outer(v, v)
+        vv *= c
+        Minv -= vv
         Minv *= scale
         Qv *= Qv
         Qv *= c
