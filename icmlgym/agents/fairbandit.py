@@ -41,7 +41,6 @@ from icmlgym.agents.linear_bandit import (
     UCBCore,
     oful_radius,
 )
-from icmlgym.envs.fairbandit.design import g_optimal_design
 
 
 class FairLinBandit(LinearBanditAgent):
@@ -87,7 +86,7 @@ class FairLinBandit(LinearBanditAgent):
     def _setup(self) -> None:
         t1 = self.explore_rounds or math.ceil(math.sqrt(self.d * self.T))
         self.t1 = min(int(t1), self.T)
-        lam = g_optimal_design(self.X)
+        lam = self.designs.g_optimal(self.X)
         rng = self.np_random
         uniform = rng.random(self.t1) < self.uniform_mix
         self.queue = np.where(uniform, rng.integers(0, self.K, self.t1), rng.choice(self.K, self.t1, p=lam)).astype(np.int64)
@@ -111,7 +110,8 @@ class FairLinBandit(LinearBanditAgent):
             self.core = UCBCore(s, self.active, self.noise_sd, self.theta_norm, self.delta)
         else:
             eps0 = min(0.5, float(width[self.active].max()) / 2.0)
-            self.core = PhasedEliminationCore(self.X, self.active, self.noise_sd, self.delta, eps0=max(eps0, 1e-3))
+            self.core = PhasedEliminationCore(self.X, self.active, self.noise_sd, self.delta, eps0=max(eps0, 1e-3),
+                                              designs=self.designs)
 
     def _choose(self) -> int:
         if self.t < self.t1:

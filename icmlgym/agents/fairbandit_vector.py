@@ -14,17 +14,23 @@ and the exact refreshes (``inv``, ``einsum``), which run every 2,000 rounds.
 - :class:`VectorFairLinBandit` (``FairLinBanditUCB`` / ``FairLinBanditPE``): the
   exploration rounds and the UCB base batched (the surviving arm sets differ per seed:
   seeds with as many surviving arms share one stacked product); the phased-elimination
-  base keeps one :class:`PhasedEliminationCore` per seed (its rounds are queue reads;
-  its cost is the per-phase designs).
-- :class:`PerSeedLinearAgents`: N single agents stepped one by one, for agents whose
-  work is per-seed optimisation (designs, Cholesky factors): the env and the runner's
-  loop are batched, the agent is not.
+  base keeps one :class:`PhasedEliminationCore` per seed, whose rounds :class:`PhaseQueues`
+  reads in bulk (the cores run only at their phase ends).
+- :class:`PerSeedLinearAgents`: N single agents, for agents whose work is per-seed
+  optimisation (designs, Cholesky factors): the env and the runner's loop are batched; a
+  subclass whose agents play phase queues (LinNash, phased elimination) has them read by
+  :class:`PhaseQueues`, the others step their agents one by one.
+
+The twins that solve designs give all their seeds one
+:class:`~icmlgym.envs.fairbandit.design.SharedDesigns` (the twin's own, for its batch): the
+seeds ask for the design of the same arms (all of them at the start, the same survivors
+later) often, and each distinct problem is solved once.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -32,7 +38,7 @@ from icmlgym.agents.fairbandit import FairLinBandit
 from icmlgym.agents.linear_bandit import DEFAULT_HORIZON, DEFAULT_NOISE_SD, LinearBanditAgent, PhasedEliminationCore, oful_radius
 from icmlgym.agents.protocol import AgentSpec
 from icmlgym.agents.vector import PerSeedAgents, VectorBaseAgent
-from icmlgym.envs.fairbandit.design import g_optimal_design
+from icmlgym.envs.fairbandit.design import SharedDesigns
 
 
 class VectorRidgeStatistics:
@@ -194,6 +200,71 @@ class VectorUCBChoice:
         return out
 
 
+class PhaseQueues:
+    """The rounds of N per-seed phase queues (phased elimination, LinNash) read in bulk.
+
+    Each seed's player (a single agent or a :class:`PhasedEliminationCore`) plays
+    ``player.queue`` in order (``player.pos`` is the next entry), keeps the phase's pulls in
+    ``player._pulled`` / ``player._rewards``, and its ``choose`` ends the phase on those and
+    starts the next once the queue is used up. Between two phase ends (of any seed) every
+    seed only reads its queue, so those rounds' actions are one ``(L, N)`` slab; pulls and
+    rewards go into ``(T, N)`` buffers and reach a player, as the lists it would have built
+    itself, when its phase ends. A player whose ``settled`` is true plays its one arm for the
+    rest of the episode and is not asked again. The players' ``choose`` for round ``t0`` has run.
+    """
+
+    def __init__(self, players: Sequence[Any], choose: Sequence[Callable[[], int]], t0: int, horizon: int) -> None:
+        self.players, self.choose = list(players), list(choose)
+        n = len(self.players)
+        self.horizon = int(horizon)
+        self.arms = np.zeros((self.horizon, n), dtype=np.int64)
+        self.rewards = np.zeros((self.horizon, n))
+        self.start = np.full(n, t0, dtype=np.int64)  # first round of each seed's current phase
+        self.base = np.zeros(n, dtype=np.int64)  # the round of queue[0]
+        self.end = np.zeros(n, dtype=np.int64)  # the round after the queue's last entry
+        self.settled = np.full(n, -1, dtype=np.int64)  # a settled seed's arm
+        for i in range(n):
+            self._follow(i, t0)
+        self._slab(t0)
+
+    def _follow(self, i: int, t: int) -> None:
+        p = self.players[i]
+        if getattr(p, "settled", False):
+            self.settled[i] = int(p.queue[p.pos - 1])
+            self.end[i] = self.horizon
+        else:
+            self.base[i] = t - (p.pos - 1)
+            self.end[i] = self.base[i] + len(p.queue)
+
+    def _slab(self, t: int) -> None:
+        self.w0, self.w1 = t, min(int(self.end.min()), self.horizon)
+        slab = np.empty((max(self.w1 - t, 1), len(self.players)), dtype=np.int64)
+        for i, p in enumerate(self.players):
+            if self.settled[i] >= 0:
+                slab[:, i] = self.settled[i]
+            else:
+                slab[:, i] = p.queue[t - self.base[i]:t - self.base[i] + len(slab)]
+        self.slab = slab
+
+    def actions(self, t: int) -> np.ndarray:
+        """Every seed's arm for round ``t`` (rounds come in order)."""
+        if t >= self.w1:
+            for i in np.flatnonzero(self.end <= t).tolist():
+                p, s = self.players[i], int(self.start[i])
+                p._pulled, p._rewards = self.arms[s:t, i].tolist(), self.rewards[s:t, i].tolist()
+                p.pos = len(p.queue)
+                self.choose[i]()  # ends the phase and starts the next (whose first entry is round t)
+                self.start[i] = t
+                self._follow(i, t)
+            self._slab(t)
+        return self.slab[t - self.w0].copy()
+
+    def observe(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:
+        """Round ``t``'s pulls and rewards, for the players' phase ends."""
+        self.arms[t] = arms
+        self.rewards[t] = rewards
+
+
 class VectorFairLinBandit(VectorLinearBanditAgent):
     """N seeds of :class:`~icmlgym.agents.fairbandit.FairLinBandit` (``FairLinBanditUCB``, ``FairLinBanditPE``)."""
 
@@ -202,11 +273,12 @@ class VectorFairLinBandit(VectorLinearBanditAgent):
         super().__init__(single.noise_sd, single.delta_arg)
         self.base, self.explore_rounds, self.uniform_mix = single.base, single.explore_rounds, single.uniform_mix
         self.reg, self.theta_norm = single.reg, single.theta_norm
+        self.designs = SharedDesigns()  # this batch's: its seeds' phased-elimination cores ask it
 
     def _setup(self) -> None:
         t1 = self.explore_rounds or math.ceil(math.sqrt(self.d * self.T))
         self.t1 = min(int(t1), self.T)
-        lam = g_optimal_design(self.X)  # a function of the arms alone: the same for every seed
+        lam = self.designs.g_optimal(self.X)  # a function of the arms alone: the same for every seed
         queues = []
         for rng in self.rngs:  # the single agent's draws, in its order
             uniform = rng.random(self.t1) < self.uniform_mix
@@ -215,6 +287,7 @@ class VectorFairLinBandit(VectorLinearBanditAgent):
         self.stats = VectorRidgeStatistics(self.X, self.num, self.reg)
         self.ucb: VectorUCBChoice | None = None
         self.pe: list[PhasedEliminationCore] | None = None
+        self.phases: PhaseQueues | None = None
         self.arm_norm = float(np.sqrt((self.X**2).sum(axis=1).max()))
 
     def _start_base(self) -> None:
@@ -233,7 +306,11 @@ class VectorFairLinBandit(VectorLinearBanditAgent):
         if self.base == "ucb":
             self.ucb = VectorUCBChoice(s, actives, self.noise_sd, self.theta_norm, self.delta)
         else:
-            self.pe = [PhasedEliminationCore(self.X, a, self.noise_sd, self.delta, eps0=max(e, 1e-3)) for a, e in zip(actives, eps0s)]
+            self.pe = [PhasedEliminationCore(self.X, a, self.noise_sd, self.delta, eps0=max(e, 1e-3), designs=self.designs)
+                       for a, e in zip(actives, eps0s)]
+            for c in self.pe:
+                c.choose()  # round t1: the first phase
+            self.phases = PhaseQueues(self.pe, [c.choose for c in self.pe], self.t, self.T)
 
     def _choose(self) -> np.ndarray:
         if self.t < self.t1:
@@ -242,14 +319,13 @@ class VectorFairLinBandit(VectorLinearBanditAgent):
             self._start_base()
         if self.ucb is not None:
             return self.ucb.choose()
-        return np.array([c.choose() for c in self.pe], dtype=np.int64)
+        return self.phases.actions(self.t)
 
     def _observe(self, arms: np.ndarray, rewards: np.ndarray) -> None:
-        if self.t < self.t1 or self.pe is None:
+        if self.t < self.t1 or self.phases is None:
             self.stats.add(arms, rewards)
         else:
-            for c, a, r in zip(self.pe, arms.tolist(), rewards.tolist()):
-                c.observe(a, r)
+            self.phases.observe(self.t, arms, rewards)
 
 
 class VectorFairLinBanditUCB(VectorFairLinBandit):
@@ -271,29 +347,54 @@ class VectorFairLinBanditPE(VectorFairLinBandit):
 
 
 class PerSeedLinearAgents(PerSeedAgents):
-    """N single :class:`LinearBanditAgent` instances stepped one by one (subclasses set ``single``).
+    """N single :class:`LinearBanditAgent` instances (subclasses set ``single``).
 
     Each seed's agent is the single agent itself (reset with its seed, fed its sub-env's
     observation on the first ``act``), so its choices are its single run's by construction;
-    afterwards only its ``_choose`` / ``_observe`` run, without building per-seed observations."""
+    afterwards only its ``_choose`` / ``_observe`` run, without building per-seed observations,
+    or, where ``_players`` names each agent's phase-queue player, :class:`PhaseQueues` reads
+    their queues and runs the players at their phase ends only. All seeds' agents share
+    the twin's :class:`~icmlgym.envs.fairbandit.design.SharedDesigns`."""
 
     single: type[LinearBanditAgent] = LinearBanditAgent
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.designs = SharedDesigns()
+
     def reset(self, seeds: Sequence[int], spec: AgentSpec) -> None:
         super().reset(seeds, spec)
+        for a in self.agents:
+            a.designs = self.designs
         self._started = False
+        self.phases: PhaseQueues | None = None
+        self.t = 0
+
+    def _players(self) -> tuple[list[Any], list[Callable[[], int]]] | None:
+        """Each agent's phase-queue player and its choose method, or None to step the agents."""
+        return None
 
     def act(self, obs: Any, info: dict[str, Any]) -> np.ndarray:
         if not self._started:
             self._started = True
             arms = np.asarray(obs["arms"])
             info0 = {"horizon": int(first_of(info, "horizon"))} if "horizon" in info else {}
-            return np.array([a.act({"arms": arms[i]}, info0) for i, a in enumerate(self.agents)], dtype=np.int64)
+            first = np.array([a.act({"arms": arms[i]}, info0) for i, a in enumerate(self.agents)], dtype=np.int64)
+            players = self._players()
+            if players is not None:
+                self.phases = PhaseQueues(*players, 0, self.agents[0].T)
+            return first
+        if self.phases is not None:
+            return self.phases.actions(self.t)
         return np.array([a._choose() for a in self.agents], dtype=np.int64)
 
     def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
-        for a, act, r in zip(self.agents, np.asarray(actions).tolist(), np.asarray(rewards, dtype=np.float64).tolist()):
-            a.update(None, act, r, None, False, False, {})
+        if self.phases is not None:
+            self.phases.observe(self.t, np.asarray(actions), np.asarray(rewards, dtype=np.float64))
+        else:
+            for a, act, r in zip(self.agents, np.asarray(actions).tolist(), np.asarray(rewards, dtype=np.float64).tolist()):
+                a.update(None, act, r, None, False, False, {})
+        self.t += 1
 
 
-__all__ = ["PerSeedLinearAgents", "VectorFairLinBandit", "VectorFairLinBanditPE", "VectorFairLinBanditUCB", "VectorRidgeStatistics"]
+__all__ = ["PerSeedLinearAgents", "PhaseQueues", "VectorFairLinBandit", "VectorFairLinBanditPE", "VectorFairLinBanditUCB", "VectorRidgeStatistics"]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from icmlgym.agents.protocol import AgentSpec, BaseAgent
-from icmlgym.envs.fairbandit.design import design_allocation, g_optimal_design
+from icmlgym.envs.fairbandit.design import DIRECT, Designs, design_allocation
 
 DEFAULT_NOISE_SD = math.sqrt(0.5)  # the paper's Gaussian noise has variance 0.5
 DEFAULT_HORIZON = 10_000  # FairLinearBandit-v0's default horizon
@@ -105,11 +105,14 @@ class PhasedEliminationCore:
     Phase l uses accuracy ``eps_l = eps0 * 2**-(l-1)``: it plays the G-optimal design
     of the active arms ``ceil(2 d sigma^2 / eps_l^2 * log(k l (l + 1) / delta))`` times,
     estimates theta from that phase's data only, and removes every arm ``a`` with
-    ``max_b <theta, b - a> > 2 eps_l``.
+    ``max_b <theta, b - a> > 2 eps_l``. ``designs`` solves the designs (:data:`DIRECT`, or a
+    batch's :class:`~icmlgym.envs.fairbandit.design.SharedDesigns`).
     """
 
-    def __init__(self, arms: np.ndarray, active: np.ndarray, noise_sd: float, delta: float, eps0: float = 0.5, reg: float = 1e-6):
+    def __init__(self, arms: np.ndarray, active: np.ndarray, noise_sd: float, delta: float, eps0: float = 0.5, reg: float = 1e-6,
+                 designs: Designs = DIRECT):
         self.X = arms
+        self.designs = designs
         self.active = np.asarray(active, dtype=np.int64)
         self.noise_sd, self.delta, self.reg = noise_sd, delta, reg
         self.eps = float(eps0)
@@ -130,7 +133,7 @@ class PhasedEliminationCore:
         if k == 1:
             self.queue = self.active.copy()
         else:
-            lam = g_optimal_design(Xa)
+            lam = self.designs.g_optimal(Xa)
             self.design_calls += 1
             lam = np.where(lam >= 1e-3 / k, lam, 0.0)
             lam /= lam.sum()
@@ -152,6 +155,11 @@ class PhasedEliminationCore:
             keep = est >= est.max() - 2.0 * self.eps
             self.eliminated_history.append(int(np.sum(~keep)))
             self.active = self.active[keep]
+
+    @property
+    def settled(self) -> bool:
+        """One arm left: every later ``choose`` returns it (each phase is one pull of it)."""
+        return self.phase > 0 and len(self.active) == 1
 
     def choose(self) -> int:
         if self.pos >= len(self.queue):
@@ -188,7 +196,12 @@ def arms_of(obs: Any) -> np.ndarray:
 
 
 class LinearBanditAgent(BaseAgent):
-    """Base class: reads the arms and horizon on the first ``act``, then ``_choose``/``_observe``."""
+    """Base class: reads the arms and horizon on the first ``act``, then ``_choose``/``_observe``.
+
+    Subclasses ask ``self.designs`` for their designs: :data:`DIRECT` unless a vector twin
+    gives its seeds' agents one :class:`~icmlgym.envs.fairbandit.design.SharedDesigns`."""
+
+    designs: Designs = DIRECT
 
     def __init__(self, noise_sd: float = DEFAULT_NOISE_SD, delta: float | None = None) -> None:
         super().__init__()

@@ -33,7 +33,7 @@ from icmlgym.agents.linear_bandit import (  # noqa: F401  (re-exported: the core
     UCBCore,
     oful_radius,
 )
-from icmlgym.envs.fairbandit.design import design_allocation, g_optimal_design, john_ellipsoid_distribution
+from icmlgym.envs.fairbandit.design import design_allocation
 
 class LinUCBAgent(LinearBanditAgent):
     """LinUCB / OFUL: ridge estimate plus the self-normalised confidence radius.
@@ -110,7 +110,7 @@ class PhasedEliminationAgent(LinearBanditAgent):
         self.eps0 = eps0
 
     def _setup(self) -> None:
-        self.core = PhasedEliminationCore(self.X, np.arange(self.K), self.noise_sd, self.delta, self.eps0)
+        self.core = PhasedEliminationCore(self.X, np.arange(self.K), self.noise_sd, self.delta, self.eps0, designs=self.designs)
 
     def _choose(self) -> int:
         return self.core.choose()
@@ -138,7 +138,7 @@ class ExploreThenCommitAgent(LinearBanditAgent):
     def _setup(self) -> None:
         n = self.explore_rounds or math.ceil(self.d ** (1 / 3) * self.T ** (2 / 3))
         n = min(int(n), self.T)
-        lam = g_optimal_design(self.X)
+        lam = self.designs.g_optimal(self.X)
         queue = np.repeat(np.arange(self.K), design_allocation(lam, n))
         self.queue = queue[self.np_random.permutation(len(queue))]
         self.stats = RidgeStatistics(self.X, 1e-6)
@@ -189,8 +189,8 @@ class LinNashAgent(LinearBanditAgent):
     def _setup(self) -> None:
         self.logTK = math.log(self.T * self.K)
         self.t1 = min(self.T, math.ceil(3.0 * math.sqrt(self.T * self.d * self.nu * self.logTK)))
-        lam = g_optimal_design(self.X)
-        john = john_ellipsoid_distribution(self.X)
+        lam = self.designs.g_optimal(self.X)
+        john = self.designs.john(self.X)
         rng = self.np_random
         from_john = rng.random(self.t1) < 0.5
         seq = np.where(from_john, rng.choice(self.K, self.t1, p=john), rng.choice(self.K, self.t1, p=lam))
@@ -219,7 +219,7 @@ class LinNashAgent(LinearBanditAgent):
         if len(self.active) == 1:
             counts = np.array([math.ceil(self.phase_len)])
         else:
-            lam = g_optimal_design(self.X[self.active])
+            lam = self.designs.g_optimal(self.X[self.active])
             lam = np.where(lam >= 1e-3 / len(self.active), lam, 0.0)
             counts = np.ceil(lam / lam.sum() * self.phase_len).astype(np.int64)
         self.queue = np.repeat(self.active, counts)

@@ -6,7 +6,8 @@
 - :class:`VectorLinTSAgent`, :class:`VectorPhasedEliminationAgent`, :class:`VectorLinNashAgent`:
   one single agent per seed (:class:`~icmlgym.agents.fairbandit_vector.PerSeedLinearAgents`):
   their work is a Cholesky factor and a Gaussian draw per round, or designs solved per
-  phase on each seed's surviving arms; the env and the runner's loop are batched.
+  phase on each seed's surviving arms (once per distinct problem in the batch); the env and
+  the runner's loop are batched, and so are the phase queues' rounds (``PhaseQueues``).
 """
 
 from __future__ import annotations
@@ -83,11 +84,17 @@ class VectorPhasedEliminationAgent(PerSeedLinearAgents):
 
     single = PhasedEliminationAgent
 
+    def _players(self) -> tuple[list, list]:
+        return [a.core for a in self.agents], [a.core.choose for a in self.agents]
+
 
 class VectorLinNashAgent(PerSeedLinearAgents):
     """N seeds of :class:`~icmlgym.baselines.fairbandit.LinNashAgent`, one single agent per seed."""
 
     single = LinNashAgent
+
+    def _players(self) -> tuple[list, list]:
+        return self.agents, [a._choose for a in self.agents]
 
 
 __all__ = ["VectorExploreThenCommitAgent", "VectorLinNashAgent", "VectorLinTSAgent", "VectorLinUCBAgent", "VectorPhasedEliminationAgent"]

@@ -161,3 +161,22 @@ def test_wrapper_adds_pmeans_metrics_to_bandit_v0():
     assert info["pmeans_curve"]["t"][-1] == 300
     with pytest.raises(ValueError, match="means"):
         PMeansRegretWrapper(icmlgym.make("icmlgym/Bandit-v0"), means=[0.5, 0.5])
+
+
+def test_row_metrics_are_the_single_metrics_row_by_row() -> None:
+    from icmlgym.envs.fairbandit.pmeans import block_metrics, block_metrics_rows, pmeans_metrics, pmeans_metrics_rows
+
+    rng = np.random.default_rng(4)
+    R = rng.random((9, 777)) * 0.9 + 0.01
+    R[3, 5] = 0.0  # a zero reward: that row takes p_mean itself (M_p = 0 for p <= 0)
+    R[6] = 0.25  # a constant row
+    ps = (1.0, 0.5, 0.0, -0.5, -2.0, -5.0, 3.0, math.inf)
+    rows, blocks = pmeans_metrics_rows(R, 0.95, ps), block_metrics_rows(R)
+    for i in range(len(R)):
+        single = pmeans_metrics(R[i], 0.95, ps)
+        assert list(rows) == list(single) and all(rows[k][i].tobytes() == np.float64(v).tobytes() for k, v in single.items())
+        assert all(blocks[k][i].tobytes() == np.float64(v).tobytes() for k, v in block_metrics(R[i]).items())
+    assert rows["nash_regret"][3] == 0.95
+    R[2, 0] = -0.1
+    with pytest.raises(ValueError, match="non-negative"):
+        pmeans_metrics_rows(R, 0.95, ps)

@@ -17,6 +17,11 @@
 
 Rank-deficient arm sets (fewer arms than dimensions, or arms on a subspace
 after elimination) are handled in the span of the arms.
+
+The agents ask for designs through a :class:`Designs` object: :data:`DIRECT` solves every
+request (a single run), :class:`SharedDesigns` solves each distinct problem once and hands
+every later request a copy (a batch of seeds over one arm matrix, whose seeds often ask for
+the same design; both functions are deterministic, so the copy holds the very same doubles).
 """
 
 from __future__ import annotations
@@ -73,30 +78,35 @@ def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
     Minv, g = _variances(Q, u)
     fresh = 0
     bound = (1.0 + tol) * m
+    Qv, vv = np.empty(k), np.empty((m, m))  # buffers: each step's arithmetic is written into them
     for _ in range(max_iter):
-        j = int(np.argmax(g))
-        if g[j] <= bound:
+        j = int(g.argmax())
+        gj = g[j]
+        if gj <= bound:
             if fresh == 0:
                 break
             Minv, g = _variances(Q, u)
             fresh = 0
-            j = int(np.argmax(g))
-            if g[j] <= bound:
+            j = int(g.argmax())
+            gj = g[j]
+            if gj <= bound:
                 break
         i = int(np.where(u > 0, g, np.inf).argmin())  # the supported row of smallest variance (first of ties)
-        if g[j] - m >= m - g[i] or g[i] <= 1.0:
-            step = (g[j] - m) / (m * (g[j] - 1.0))
+        gi = g[i]
+        if gj - m >= m - gi or gi <= 1.0:
+            step = (gj - m) / (m * (gj - 1.0))
             u *= 1.0 - step
             u[j] += step
-            a, b, r = 1.0 - step, step, j  # M <- a M + b q_r q_r^T
+            a, b, r, gr = 1.0 - step, step, j, gj  # M <- a M + b q_r q_r^T
         else:
             # away step: remove weight from arm i (at most all of it)
-            step = min((m - g[i]) / (m * (g[i] - 1.0)), u[i] / (1.0 - u[i]))
+            ui = u[i]
+            step = min((m - gi) / (m * (gi - 1.0)), ui / (1.0 - ui))
             u *= 1.0 + step
             u[i] -= step
             u[i] = max(u[i], 0.0)
-            a, b, r = 1.0 + step, -step, i
-        total = u.sum()
+            a, b, r, gr = 1.0 + step, -step, i, gi
+        total = np.add.reduce(u)  # u.sum() without its wrappers
         u /= total
         fresh += 1
         if fresh >= _REFRESH_EVERY:
@@ -107,10 +117,12 @@ def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
         # dividing u by its total divides M by it, so M^{-1} and g are multiplied by it
         v = Minv @ Q[r]
         ba = b / a
-        c = ba / (1.0 + ba * g[r])
-        Qv = Q @ v
+        c = ba / (1.0 + ba * gr)
+        np.matmul(Q, v, out=Qv)
         scale = total / a
-        Minv -= c * np.outer(v, v)
+        np.multiply(v[:, None], v, out=vv)  # np.outer(v, v)
+        vv *= c
+        Minv -= vv
         Minv *= scale
         Qv *= Qv
         Qv *= c
@@ -169,3 +181,51 @@ def john_ellipsoid_distribution(X: np.ndarray, tol: float = 0.01, max_iter: int 
             return np.full(k, 1.0 / k)
         Q = np.hstack([centred @ vt[:rank].T, np.ones((k, 1))])  # lifted, (k, rank + 1)
         return _d_optimal_weights(Q, tol, max_iter)
+
+
+class Designs:
+    """Where an agent gets its designs: this base solves every request (what a single run uses)."""
+
+    def g_optimal(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        """:func:`g_optimal_design` of ``X``."""
+        return g_optimal_design(X, tol, max_iter)
+
+    def john(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        """:func:`john_ellipsoid_distribution` of ``X``."""
+        return john_ellipsoid_distribution(X, tol, max_iter)
+
+
+DIRECT = Designs()
+
+
+class SharedDesigns(Designs):
+    """Solves each distinct design problem once and gives every request a copy of its answer.
+
+    A problem is the function, the arm matrix's shape and bytes (as float64), ``tol`` and
+    ``max_iter``. Owned by one vector twin (one batch of seeds), never process-wide: single
+    runs keep solving for themselves. ``solved`` counts the problems solved, ``asked`` the
+    requests.
+    """
+
+    def __init__(self) -> None:
+        self._answers: dict[tuple, np.ndarray] = {}
+        self.asked = 0
+
+    @property
+    def solved(self) -> int:
+        return len(self._answers)
+
+    def _answer(self, fn, X: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
+        self.asked += 1
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        key = (fn.__name__, X.shape, X.tobytes(), float(tol), int(max_iter))
+        lam = self._answers.get(key)
+        if lam is None:
+            lam = self._answers[key] = fn(X, tol, max_iter)
+        return lam.copy()
+
+    def g_optimal(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        return self._answer(g_optimal_design, X, tol, max_iter)
+
+    def john(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
+        return self._answer(john_ellipsoid_distribution, X, tol, max_iter)

@@ -236,6 +236,81 @@ def pmeans_metrics(
     return out
 
 
+
+class _RowMeans:
+    """:func:`p_mean` of every row of ``R`` (N, T), the same doubles as row by row.
+
+    The rows whose rewards are all finite and positive (every row of a FairLinearBandit-v0
+    batch: its arm means are positive) share each pass -- the logs (once for every p), the
+    maxima, the exponentials, the row sums -- as one numpy call: elementwise operations give
+    the same doubles whatever the array's shape, and a row sum of a C-ordered matrix is
+    that row's pairwise sum. Any other row is :func:`p_mean` itself.
+    """
+
+    def __init__(self, R: np.ndarray) -> None:
+        R = np.ascontiguousarray(R, dtype=np.float64)
+        if R.ndim != 2 or R.shape[1] == 0:
+            raise ValueError(f"rewards must be an (N, T) array with T >= 1, got shape {R.shape}")
+        self.R = R
+        self.plain = np.isfinite(R).all(axis=1) & (R > 0).all(axis=1)
+        self.P = R if self.plain.all() else np.ascontiguousarray(R[self.plain])
+        self._logs: np.ndarray | None = None
+
+    def mean(self, p: float) -> np.ndarray:
+        p = float(p)
+        if math.isnan(p):
+            raise ValueError("p must be a number or +-inf, got NaN")
+        out = np.empty(self.R.shape[0])
+        for i in np.flatnonzero(~self.plain).tolist():
+            out[i] = p_mean(self.R[i], p)
+        P = self.P
+        if p == 1.0:
+            vals = P.mean(axis=1)
+        elif p == -math.inf:
+            vals = P.min(axis=1)
+        elif p == math.inf:
+            vals = P.max(axis=1)
+        else:
+            if self._logs is None:
+                self._logs = np.log(P)
+            if p == 0:
+                vals = np.exp(self._logs.mean(axis=1))
+            else:
+                logs = p * self._logs
+                m = logs.max(axis=1)
+                logs -= m[:, None]
+                np.exp(logs, out=logs)
+                vals = np.exp((m + np.log(logs.sum(axis=1)) - np.log(P.shape[1])) / p)
+        out[self.plain] = vals
+        return out
+
+
+def pmeans_metrics_rows(expected_rewards: np.ndarray, optimum: float, ps: Sequence[float] = PAPER_P_GRID) -> dict[str, np.ndarray]:
+    """:func:`pmeans_metrics` of each row of ``expected_rewards`` (N, T): one array of N per metric, the same doubles."""
+    if not np.isfinite(optimum):
+        raise ValueError(f"optimum must be a finite number, got {optimum!r}")
+    rows = _RowMeans(expected_rewards)
+    regrets: dict[float, np.ndarray] = {}
+
+    def regret(p: float) -> np.ndarray:
+        p = float(p)
+        if p not in regrets:
+            regrets[p] = float(optimum) - rows.mean(p)
+        return regrets[p]
+
+    out = {metric_name(p): regret(p) for p in ps}
+    out["nash_regret"] = regret(0.0)
+    out["average_regret"] = regret(1.0)
+    out["egalitarian_regret"] = regret(-math.inf)
+    return out
+
+
+def block_metrics_rows(expected_rewards: np.ndarray, n_blocks: int = N_BLOCKS) -> dict[str, np.ndarray]:
+    """:func:`block_metrics` of each row of ``expected_rewards`` (N, T) (a row's cumulative sum is the row's own)."""
+    R = np.ascontiguousarray(expected_rewards, dtype=np.float64)
+    c = np.concatenate([np.zeros((R.shape[0], 1)), np.cumsum(R, axis=1)], axis=1)
+    return {block_metric_name(a, b): (c[:, b] - c[:, a - 1]) / (b - a + 1) for a, b in round_blocks(R.shape[1], n_blocks)}
+
 class PMeansRegretWrapper(gym.Wrapper):
     """Adds p-means regrets to ``info["metrics"]`` of any Discrete-action bandit env.
 

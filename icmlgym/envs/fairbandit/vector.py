@@ -6,9 +6,10 @@ builds :class:`FairLinearBanditVectorEnv`. Sub-env ``i`` behaves exactly as a
 ``seed[i]``: the single env draws its whole horizon of noise at reset, and so does the
 vector env for each sub-env, from a generator seeded the same way; a step's rewards are
 the single env's elementwise arithmetic over the seeds, and the end-of-episode metrics
-are the single env's :meth:`~FairLinearBanditEnv.metrics` computed seed by seed from the
-arms pulled. So every observation, reward, metric and cost counter is bit for bit the
-single env's (``tests/fairbandit/test_vector.py``, ``tests/core/test_batched.py``).
+are the single env's :meth:`~FairLinearBanditEnv.metrics` of each seed's arms pulled (its
+p-means row by row over an ``(N, T)`` array: the same doubles). So every observation,
+reward, metric and cost counter is bit for bit the single env's
+(``tests/fairbandit/test_vector.py``, ``tests/core/test_batched.py``).
 
 All sub-envs play the same instance and share the horizon, so they end at the same step;
 autoreset is disabled (reset explicitly, as the runner does per episode). The ``arms``
@@ -31,6 +32,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.fairbandit.fair_linear_bandit import FairLinearBanditEnv
+from icmlgym.envs.fairbandit.pmeans import block_metrics_rows, pmeans_metrics_rows
 from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 
@@ -107,15 +109,20 @@ class FairLinearBanditVectorEnv(VectorEnv):
         return self._obs(rewards), rewards, self._false, self._true if truncated else self._false, info
 
     def _metrics(self) -> tuple[dict[str, np.ndarray], "RegretCurves"]:
-        """The single env's metrics sub-env by sub-env, and their regret curves (computed when read)."""
+        """The single env's :meth:`~FairLinearBanditEnv.metrics` of every sub-env, as one array per metric.
+
+        The same doubles as the single env's code seed by seed (``tests/fairbandit/test_vector.py``):
+        its p-means and block metrics over the ``(N, T)`` expected rewards row by row
+        (:func:`pmeans_metrics_rows`, :func:`block_metrics_rows`), its other figures elementwise."""
         s = self.single
-        rows = []
-        expected = np.ascontiguousarray(self.means[self._pulls[: self._t]].T)  # (N, T)
-        for i in range(self.num_envs):
-            self._load(i, expected)
-            rows.append(s.metrics())
-        s._t, s._optimal_pulls, s._expected = 0, 0, np.zeros(self.horizon)
-        return {k: np.array([r[k] for r in rows]) for k in rows[0]}, RegretCurves(self, expected)
+        T = self._t
+        expected = np.ascontiguousarray(self.means[self._pulls[:T]].T)  # (N, T)
+        out = pmeans_metrics_rows(expected, self.optimum, s.p_grid)
+        out["pseudo_regret"] = T * self.optimum - expected.sum(axis=1)
+        out["optimal_arm_fraction"] = np.count_nonzero(expected == self.optimum, axis=1) / T
+        out["optimum"] = np.full(self.num_envs, self.optimum)
+        out.update(block_metrics_rows(expected))
+        return out, RegretCurves(self, expected)
 
     def _load(self, i: int, expected: np.ndarray) -> None:
         """Put sub-env ``i``'s rounds into the single env (whose metrics code then computes its figures)."""
