@@ -107,6 +107,14 @@ def uniform_choice(rng: np.random.Generator, values: Sequence[float], n: int) ->
     return np.asarray(values, dtype=float)[rng.integers(0, len(values), size=n)]
 
 
+def add_channels(inputs: np.ndarray, lo: int, mask: np.ndarray, values: np.ndarray) -> None:
+    """``inputs[:, :, lo : lo + k] += mask[:, :, None] * values[:, None, :]`` for a ``(n, T)`` mask and ``(n, k)`` float32
+    values, channel by channel: the same float32 products and sums, in inner loops along the steps rather than over
+    ``k`` channels (numpy pays its inner-loop set-up per run of ``k`` elements: several times slower for a few)."""
+    for c in range(values.shape[1]):
+        inputs[:, :, lo + c] += mask * values[:, c : c + 1]
+
+
 def sample_duration(spec: Duration, rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` durations in ms from a duration spec (see ``Duration``)."""
     if isinstance(spec, (int, float, np.integer, np.floating)):
@@ -303,7 +311,7 @@ class PerceptualDecision(CognitiveTask):
     def _fill(self, inputs, targets, where, cond, periods):
         theta = _ring(self.dim_ring)
         mean = np.cos(theta[None, :] - theta[cond["ground_truth"]][:, None]) * (cond["coh"][:, None] / 200.0) + 0.5
-        inputs[:, :, 1:] += where("stimulus")[:, :, None] * mean[:, None, :].astype(np.float32)
+        add_channels(inputs, 1, where("stimulus"), mean.astype(np.float32))
         targets[:] = np.where(where("decision"), cond["ground_truth"][:, None] + 1, 0)
 
     def task_variables(self, batch):
@@ -341,14 +349,16 @@ class ContextIntegration(CognitiveTask):
         super().__post_init__()
 
     def _conditions(self, rng, n):
+        # one integers call for the variables of one range, in their order: the values (and the generator's state
+        # after them) of one call per variable, since each value takes its own 32-bit draws (tests/cognitive/test_tasks.py)
         r = self.dim_ring
-        return {
-            "ground_truth": rng.integers(0, r, size=n),
-            "other_choice": rng.integers(0, r, size=n),
-            "context": rng.integers(0, 2, size=n),
-            "coh_1": uniform_choice(rng, self.cohs, n),
-            "coh_2": uniform_choice(rng, self.cohs, n),
-        }
+        if r == 2:
+            ground_truth, other_choice, context = rng.integers(0, 2, size=3 * n).reshape(3, n)
+        else:
+            ground_truth, other_choice = rng.integers(0, r, size=2 * n).reshape(2, n)
+            context = rng.integers(0, 2, size=n)
+        coh_1, coh_2 = uniform_choice(rng, self.cohs, 2 * n).reshape(2, n)
+        return {"ground_truth": ground_truth, "other_choice": other_choice, "context": context, "coh_1": coh_1, "coh_2": coh_2}
 
     def _derive(self, cond):
         # modality 1 shows the ground truth in context 0, the other choice in context 1 (NeuroGym's convention)
@@ -359,11 +369,10 @@ class ContextIntegration(CognitiveTask):
     def _fill(self, inputs, targets, where, cond, periods):
         r = self.dim_ring
         theta = _ring(r)
-        stim = where("stimulus")[:, :, None]
+        stim = where("stimulus")
         for m in (1, 2):
             mean = np.cos(theta[None, :] - theta[cond[f"choice_{m}"]][:, None]) * (cond[f"coh_{m}"][:, None] / 200.0) + 0.5
-            lo = 1 + (m - 1) * r
-            inputs[:, :, lo : lo + r] += stim * mean[:, None, :].astype(np.float32)
+            add_channels(inputs, 1 + (m - 1) * r, stim, mean.astype(np.float32))
         ctx_on = ~where("decision")
         inputs[:, :, 1 + 2 * r] = ctx_on & (cond["context"] == 0)[:, None]
         inputs[:, :, 2 + 2 * r] = ctx_on & (cond["context"] == 1)[:, None]
@@ -411,7 +420,7 @@ class DelayedMatch(CognitiveTask):
         x_test = np.where(cond["ground_truth"] == 1, x_sample, np.mod(x_sample + np.pi, 2 * np.pi))
         for period, x in (("sample", x_sample), ("test", x_test)):
             mean = np.cos(theta[None, :] - x[:, None]) * 0.5 + 0.5
-            inputs[:, :, 1:] += where(period)[:, :, None] * mean[:, None, :].astype(np.float32)
+            add_channels(inputs, 1, where(period), mean.astype(np.float32))
         targets[:] = np.where(where("decision"), cond["ground_truth"][:, None], 0)
 
     def task_variables(self, batch):
