@@ -207,3 +207,34 @@ def test_uniform_choice_is_generator_choice():
             got, want = uniform_choice(a, values, n), b.choice(np.asarray(values, dtype=float), size=n)
             assert got.dtype == want.dtype and np.array_equal(got, want)
         assert a.bit_generator.state == b.bit_generator.state
+
+
+@pytest.mark.parametrize("dim_ring,cohs", [(2, (5.0, 15.0, 50.0)), (3, (1.0, 2.0)), (5, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0))])
+def test_context_integration_draws_one_call_per_range(dim_ring, cohs):
+    """Its trial variables of one range come from one integers call: the values and the generator's state of one
+    call per variable (each value takes its own 32-bit draws, also after an odd count or a buffered half)."""
+    from icmlgym.envs.cognitive.tasks import uniform_choice
+
+    task = make_task("context_integration", dim_ring=dim_ring, cohs=cohs)
+    for seed in range(40):
+        for n in (1, 2, 7, 20):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            if seed % 2:  # a buffered 32-bit half before the draws
+                a.integers(0, 2), b.integers(0, 2)
+            got = task._conditions(a, n)
+            want = {"ground_truth": b.integers(0, dim_ring, size=n), "other_choice": b.integers(0, dim_ring, size=n),
+                    "context": b.integers(0, 2, size=n), "coh_1": uniform_choice(b, cohs, n), "coh_2": uniform_choice(b, cohs, n)}
+            assert set(got) == set(want) and all(got[k].dtype == v.dtype and np.array_equal(got[k], v) for k, v in want.items())
+            assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_add_channels_is_the_broadcast_sum():
+    from icmlgym.envs.cognitive.tasks import add_channels
+
+    rng = np.random.default_rng(0)
+    inputs = rng.standard_normal((30, 11, 6)).astype(np.float32)
+    mask, values = rng.random((30, 11)) < 0.4, rng.standard_normal((30, 3)).astype(np.float32)
+    want = inputs.copy()
+    want[:, :, 2:5] += mask[:, :, None] * values[:, None, :]
+    add_channels(inputs, 2, mask, values)
+    assert np.array_equal(inputs.view(np.uint32), want.view(np.uint32))  # bit for bit, signed zeros included

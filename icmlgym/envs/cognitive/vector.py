@@ -273,44 +273,52 @@ class CognitiveTaskVectorEnv(VectorEnv):
         trial = cell % k
         self._trial_of = trial
         self._done_of = trial + terminal  # trials done: at the terminal position, all k
-        # what a non-fixate action does: an abort (fixation period), an answer (response period); nothing at the end
+        # what a non-fixate action does: an abort (fixation period), an answer (response period); nothing at the end.
+        # The tables start as "nothing happens" (reward 0.0, the next step) and the few entries where something does
+        # are written: aborts, answers, trial ends, each reward added in the single env's order (abort, answer, end)
         fix = names.index("fixation") if "fixation" in names else -1
         resp = names.index(self.task.response_period)
-        moves = np.arange(na)[None, :] != 0
-        abort = ((pid == fix) & ~terminal)[:, None] & moves
-        answer = ((pid == resp) & ~terminal)[:, None] & moves
         last = (t == lens[cell] - 1) & ~terminal  # the trial runs out after this step (unless answered)
-        zero = np.zeros((1, na))
-        reward = 0.0 + np.where(abort, self._rewards["abort"], zero)
-        run_out = last[:, None] & ~answer  # every tabled answer ends the trial
-        over = answer | last[:, None]
-        correct = np.zeros(over.shape, dtype=bool)
+        size = len(cell) * na
+        reward, over, correct = np.zeros(size), np.zeros(size, dtype=bool), np.zeros(size, dtype=bool)
+        nxt = np.repeat(pos + ~terminal, na)
+        abort_cell = np.full(size, n * k)
+        moves = np.arange(1, na)
+        at = np.flatnonzero((pid == fix) & ~terminal)
+        aborts = (at[:, None] * na + moves).reshape(-1)
+        reward[aborts] = 0.0 + self._rewards["abort"]
+        abort_cell[aborts] = np.repeat(cell[at], na - 1)
+        at = np.flatnonzero((pid == resp) & (pid != fix) & ~terminal)  # fixation first, as the single env checks it
+        answers = (at[:, None] * na + moves).reshape(-1)  # every tabled answer ends the trial
+        over[answers] = True
+        nxt[answers] = np.repeat(self._after[cell[at]], na - 1)
+        answer_target = np.repeat(self._target_of[at], na - 1)
+        at = np.flatnonzero(last)
+        run_outs = (at[:, None] * na + np.arange(na)).reshape(-1)
+        run_outs = run_outs[~np.repeat(pid[at] == resp, na) | (run_outs % na == 0)]  # not where a move answers
+        over[run_outs] = True
         lazy = None
-        cond = b.conditions
         if self._own_rules:  # answers and trial ends by the task's own methods, at the step
-            lazy = answer | last[:, None]
+            lazy = np.zeros(size, dtype=bool)
+            lazy[answers] = lazy[run_outs] = True
         else:
             if self._response_rule == "interval_timing":
-                lazy = answer  # the graded reward at the step (its power in Python floats)
+                lazy = np.zeros(size, dtype=bool)
+                lazy[answers] = True  # the graded reward at the step (its power in Python floats)
             else:
-                target = self._target_of[:, None]
-                hit = (np.arange(na)[None, :] == target) if self._response_rule == "base" else np.broadcast_to(target == 1, answer.shape)
-                reward += np.where(answer, np.where(hit, self._rewards["correct"], self._rewards["fail"]), zero)
-                correct |= answer & hit
+                hit = answers % na == answer_target if self._response_rule == "base" else answer_target == 1
+                reward[answers] += np.where(hit, self._rewards["correct"], self._rewards["fail"])
+                correct[answers] = hit
             if self._end_rule == "base":  # 0.0, wrong
-                reward += np.where(run_out, 0.0, zero)
+                reward[run_outs] += 0.0
             else:  # go/no-go: a missed go the miss penalty, wrong; a withheld no-go 0.0, correct
-                go = (cond["ground_truth"] == 1)[cell][:, None]
-                reward += np.where(run_out, np.where(go, self._rewards["miss"], 0.0), zero)
-                correct |= run_out & ~go
-        self._lazy_at = None if lazy is None else lazy.reshape(-1)
-        nxt = np.where(over, self._after[cell][:, None], (pos + ~terminal)[:, None])
-        self._reward_at = reward.reshape(-1)
-        self._over_at = over.reshape(-1)
-        self._correct_at = correct.reshape(-1)
-        self._next_at = nxt.reshape(-1)
-        self._ends_at = (over & (trial == k - 1)[:, None]).reshape(-1)
-        self._abort_cell_at = np.where(abort, cell[:, None], n * k).reshape(-1)
+                go = b.conditions["ground_truth"][cell[run_outs // na]] == 1
+                reward[run_outs] += np.where(go, self._rewards["miss"], 0.0)
+                correct[run_outs] = ~go
+        self._lazy_at = lazy
+        self._reward_at, self._over_at, self._correct_at, self._next_at = reward, over, correct, nxt
+        self._ends_at = over & np.repeat(trial == k - 1, na)
+        self._abort_cell_at = abort_cell
         self._last_of = last
         # [start, end) of every trial's periods as Python ints, for the rules called sub-env by sub-env
         self._period_lists = {p: se.tolist() for p, se in b.periods.items()} if self._own_rules else {}
