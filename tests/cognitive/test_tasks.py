@@ -238,3 +238,34 @@ def test_add_channels_is_the_broadcast_sum():
     want[:, :, 2:5] += mask[:, :, None] * values[:, None, :]
     add_channels(inputs, 2, mask, values)
     assert np.array_equal(inputs.view(np.uint32), want.view(np.uint32))  # bit for bit, signed zeros included
+
+
+def _same_draw_state(a: np.random.Generator, b: np.random.Generator) -> bool:
+    """Whether later draws of ``a`` and ``b`` agree by their states: equal but for the stale half a draw consumed
+    (``uinteger`` while ``has_uint32`` is 0)."""
+    sa, sb = a.bit_generator.state, b.bit_generator.state
+    if "has_uint32" not in sa:  # MT19937: its key array and position
+        return sa["state"]["pos"] == sb["state"]["pos"] and np.array_equal(sa["state"]["key"], sb["state"]["key"])
+    return sa["state"] == sb["state"] and sa["has_uint32"] == sb["has_uint32"] and (not sa["has_uint32"] or sa["uinteger"] == sb["uinteger"])
+
+
+@pytest.mark.parametrize("draws", [[(2, 60), (3, 40)], [(2, 7), (3, 5)], [(5, 3), (2, 1), (7, 2)], [(2**31 - 1, 9), (3, 4)], [(2, 0), (3, 1)]])
+def test_integers_many_is_each_generators_own_calls(draws):
+    """The values and the state after of every generator's integers calls; the (2**31 - 1) range redraws often
+    (the calls themselves, from the state before), the MT19937 and buffered-half generators make the calls."""
+    from icmlgym.envs.cognitive.tasks import integers_many
+
+    for seed in range(30):
+        def gens():
+            out = [np.random.default_rng(seed * 10 + i) for i in range(5)] + [np.random.Generator(np.random.MT19937(seed))]
+            out[1].integers(0, 2)  # a buffered half
+            return out
+
+        got_rngs, want_rngs = gens(), gens()
+        got = integers_many(got_rngs, draws)
+        for g, rng in enumerate(want_rngs):
+            for (r, m), values in zip(draws, got):
+                want = rng.integers(0, r, size=m)
+                assert values.dtype == want.dtype and np.array_equal(values[g], want)
+        for a, b in zip(got_rngs, want_rngs):
+            assert _same_draw_state(a, b) and a.integers(0, 2**40) == b.integers(0, 2**40) and a.random() == b.random()

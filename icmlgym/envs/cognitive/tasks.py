@@ -37,6 +37,7 @@ fixation period only); input noise is Gaussian with standard deviation
 from __future__ import annotations
 
 import difflib
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -105,6 +106,53 @@ def uniform_choice(rng: np.random.Generator, values: Sequence[float], n: int) ->
     """``rng.choice(np.asarray(values, dtype=float), size=n)``: the same draws and values (``Generator.choice``
     draws uniform indices with ``integers(0, len, size=n)``), without its argument handling (half its time)."""
     return np.asarray(values, dtype=float)[rng.integers(0, len(values), size=n)]
+
+
+def integers_many(rngs: Sequence[np.random.Generator], draws: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+    """``[np.stack([rng.integers(0, r, size=m) for rng in rngs]) for r, m in draws]``, each generator making the calls
+    in ``draws``' order: the same values, and every generator left in the state those calls leave it in.
+
+    numpy draws an int64 below ``r < 2**32`` from one 32-bit output (Lemire's method: the high word of
+    ``u * r``, redrawn while the low word is below ``2**32 % r``), and a PCG64 generator's 32-bit outputs are
+    the low then the high half of each 64-bit output (the high one buffered in its state). So for a PCG64
+    generator with no half buffered, the calls' values are Lemire's on the halves of one ``random_raw`` call,
+    computed for all generators at once; a generator with a half buffered, another bit generator, or a draw
+    that Lemire's method would redraw (probability below ``r / 2**32`` a value) makes the calls themselves.
+    Every later draw is the same as after the calls; of the state only the stale value of a consumed half
+    (``uinteger`` while ``has_uint32`` is 0, which no draw reads) may differ (``tests/cognitive/test_tasks.py``)."""
+    counts = [int(m) for _, m in draws]
+    total = sum(counts)
+    fast = sys.byteorder == "little" and total > 0 and all(2 <= r < 2**31 for r, _ in draws)
+    states = []
+    for rng in rngs:
+        bg = rng.bit_generator
+        state = bg.state if fast and type(bg) is np.random.PCG64 else None
+        states.append(state if state is not None and not state["has_uint32"] else None)
+    fast_rows = [g for g, st in enumerate(states) if st is not None]
+    out = [np.empty((len(rngs), m), dtype=np.int64) for m in counts]
+    slow = [g for g, st in enumerate(states) if st is None]
+    if fast_rows:
+        half = np.stack([rngs[g].bit_generator.random_raw((total + 1) // 2) for g in fast_rows]).view(np.uint32)
+        rejected = np.zeros(len(fast_rows), dtype=bool)
+        start = 0
+        for (r, m), o in zip(draws, out):
+            prod = half[:, start : start + m].astype(np.uint64) * np.uint64(r)
+            o[fast_rows] = (prod >> np.uint64(32)).astype(np.int64)
+            rejected |= ((prod & np.uint64(0xFFFFFFFF)) < np.uint64((2**32 - r) % r)).any(axis=1)
+            start += m
+        for j, g in enumerate(fast_rows):
+            bg = rngs[g].bit_generator
+            if rejected[j]:  # back to the state before, and the calls themselves
+                bg.state = states[g]
+                slow.append(g)
+            elif total % 2:  # the last output's high half stays buffered, as the calls leave it
+                st = bg.state
+                st["has_uint32"], st["uinteger"] = 1, int(half[j, total])
+                bg.state = st
+    for g in sorted(slow):
+        for (r, m), o in zip(draws, out):
+            o[g] = rngs[g].integers(0, r, size=m)
+    return out
 
 
 def add_channels(inputs: np.ndarray, lo: int, mask: np.ndarray, values: np.ndarray) -> None:
@@ -179,6 +227,12 @@ class CognitiveTask:
     # --- per-task pieces -------------------------------------------------------------
     def _conditions(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         raise NotImplementedError
+
+    def _conditions_many(self, rngs: Sequence[np.random.Generator], n: int) -> dict[str, np.ndarray]:
+        """``_conditions(rng, n)`` of every generator in turn, concatenated (a task with a cheaper way to make the
+        same draws overrides this)."""
+        conds = [self._conditions(rng, n) for rng in rngs]
+        return {k: np.concatenate([c[k] for c in conds]) for k in conds[0]}
 
     def _durations(self, rng: np.random.Generator, n: int, cond: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """ms per period (tasks whose periods depend on the trial override this)."""
@@ -359,6 +413,19 @@ class ContextIntegration(CognitiveTask):
             context = rng.integers(0, 2, size=n)
         coh_1, coh_2 = uniform_choice(rng, self.cohs, 2 * n).reshape(2, n)
         return {"ground_truth": ground_truth, "other_choice": other_choice, "context": context, "coh_1": coh_1, "coh_2": coh_2}
+
+    def _conditions_many(self, rngs, n):
+        # _conditions' integers calls, every generator's at once (integers_many)
+        r, g = self.dim_ring, len(rngs)
+        if r == 2:
+            ints, coh = integers_many(rngs, [(2, 3 * n), (len(self.cohs), 2 * n)])
+            ints = ints.reshape(g, 3, n)
+        else:
+            pair, context, coh = integers_many(rngs, [(r, 2 * n), (2, n), (len(self.cohs), 2 * n)])
+            ints = np.concatenate([pair.reshape(g, 2, n), context[:, None, :]], axis=1)
+        coh = np.asarray(self.cohs, dtype=float)[coh.reshape(g, 2, n)]
+        return {"ground_truth": ints[:, 0].reshape(-1), "other_choice": ints[:, 1].reshape(-1), "context": ints[:, 2].reshape(-1),
+                "coh_1": coh[:, 0].reshape(-1), "coh_2": coh[:, 1].reshape(-1)}
 
     def _derive(self, cond):
         # modality 1 shows the ground truth in context 0, the other choice in context 1 (NeuroGym's convention)

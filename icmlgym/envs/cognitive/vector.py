@@ -57,13 +57,12 @@ def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator
         raise ValueError(f"trial_blocks needs n >= 1 and at least one generator, got n={n} and {len(rngs)} generators")
     noisy = task.sigma > 0 and bool(task.noisy_periods)
     g_n = len(rngs)
-    conds = [task._conditions(rng, n) for rng in rngs]
     if type(task)._durations is CognitiveTask._durations:  # the durations need no trial variables
-        cond = {k: np.concatenate([c[k] for c in conds]) for k in conds[0]}
+        cond = task._conditions_many(rngs, n)
         task._derive(cond)
         dur = {p: _durations_of(task._timing[p], rngs, n) for p in task.period_names}
     else:
-        durs = []
+        conds, durs = [task._conditions(rng, n) for rng in rngs], []
         for rng, c in zip(rngs, conds):
             task._derive(c)
             durs.append(task._durations(rng, n, c))
