@@ -39,7 +39,7 @@ class VectorRandomAgent(VectorBaseAgent):
             self._pos = 0
         if self._discrete:
             self._start, self._n, self._dtype = int(space.start), int(space.n), space.dtype.type
-            self._buffer = np.empty((self.num, 0), dtype=self._dtype)
+            self._buffer = np.empty((0, self.num), dtype=self._dtype)  # step by seed: a step's actions are one contiguous row
         elif self._multi:
             # MultiDiscrete.sample is (random(shape) * nvec).astype(dtype) + start: a block of
             # uniforms of shape (B, *shape) is B such calls' uniforms in order, and the rest is elementwise
@@ -62,10 +62,10 @@ class VectorRandomAgent(VectorBaseAgent):
             return a
         if not self._discrete:
             return np.stack([np.asarray(sp.sample()) for sp in self._spaces])
-        if self._pos >= self._buffer.shape[1]:
-            self._buffer = np.stack([rng.integers(self._n, size=_BLOCK, dtype=self._dtype) for rng in self._space_rngs])
+        if self._pos >= self._buffer.shape[0]:
+            self._buffer = np.stack([rng.integers(self._n, size=_BLOCK, dtype=self._dtype) for rng in self._space_rngs], axis=1)
             self._pos = 0
-        a = self._buffer[:, self._pos] + self._start
+        a = self._buffer[self._pos] + self._start
         self._pos += 1
         return a
 

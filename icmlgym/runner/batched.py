@@ -6,7 +6,8 @@ card names a ``vector_entry_point`` and the agent class names its vector twin
 (``vectorized``, see :mod:`icmlgym.agents.vector`), :func:`execute_batch` plays
 every seed of a group of tasks in lock step: episode ``e`` resets sub-env ``i``
 with ``episode_seed(seed_i, e, "env")`` and the agent's seed ``i`` with
-``episode_seed(seed_i, e, "agent")``, exactly as :func:`icmlgym.runner.rollout.rollout`
+``episode_seed(seed_i, e, "agent")`` (all seeds at once by
+:func:`~icmlgym.runner.rollout.episode_seeds`), exactly as :func:`icmlgym.runner.rollout.rollout`
 seeds a single run, so each seed's returns, metrics and cost counters equal its
 single run's bit for bit (``tests/core/test_batched.py``). Wall time is the
 batch's divided among its seeds.
@@ -63,7 +64,7 @@ from icmlgym.runner.batched_multi import multi_episode, multi_specs, multi_vecto
 from icmlgym.runner.loop import execute
 from icmlgym.runner.task import RunTask, add_cost, agent_meta, base_record, ensure_registered, task_env_kwargs
 from icmlgym.runner.record import EpisodeRecord, RunRecord
-from icmlgym.runner.rollout import episode_seed
+from icmlgym.runner.rollout import episode_seeds
 
 
 @dataclass
@@ -135,8 +136,8 @@ def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, ma
     t0 = time.perf_counter()
     n = len(seeds)
     ragged = bool(getattr(venv, "ragged_ends", False))
-    agent.reset([episode_seed(s, ep, "agent") for s in seeds], spec)
-    obs, info = venv.reset(seed=[episode_seed(s, ep, "env") for s in seeds])
+    agent.reset(episode_seeds(seeds, ep, "agent"), spec)
+    obs, info = venv.reset(seed=episode_seeds(seeds, ep, "env"))
     ret = np.zeros(n)
     lengths = np.zeros(n, dtype=np.int64)  # each seed's steps up to its own end (set when it ends)
     running = np.ones(n, dtype=bool)

@@ -27,7 +27,7 @@ from icmlgym.agents.vector import vector_class
 from icmlgym.catalog import TaskCard
 from icmlgym.runner.batch_records import episode_records
 from icmlgym.runner.record import EpisodeRecord
-from icmlgym.runner.rollout import episode_seed
+from icmlgym.runner.rollout import episode_seeds
 
 
 def multi_vector_class(agent_cls: Any) -> type | None:
@@ -49,8 +49,8 @@ def multi_episode(venv: Any, agent: Any, seeds: list[int], specs: dict[str, Agen
     """Episode ``ep`` of every seed in lock step; one record per seed (the single runs' values)."""
     t0 = time.perf_counter()
     n = len(seeds)
-    agent.reset([episode_seed(s, ep, "agent") for s in seeds], specs)
-    obs, info = venv.reset(seed=[episode_seed(s, ep, "env") for s in seeds])
+    agent.reset(episode_seeds(seeds, ep, "agent"), specs)
+    obs, info = venv.reset(seed=episode_seeds(seeds, ep, "env"))
     ret = np.zeros(n)
     steps = 0
     act, update, step = agent.act, agent.update, venv.step

@@ -19,7 +19,7 @@ env) or ``max_steps`` steps were played (then the last step counts as truncated)
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,42 @@ def episode_seed(seed: int, episode: int, stream: str) -> int:
     Episode ``-1`` is the training phase."""
     ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, episode + 1, _STREAMS[stream]])
     return int(ss.generate_state(1, dtype=np.uint32)[0] >> 1)
+
+
+# numpy's SeedSequence hash (numpy/random/bit_generator.pyx): its constants, for episode_seeds
+_INIT_A, _MULT_A, _INIT_B, _MULT_B, _MIX_L, _MIX_R = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED, 0xCA01F9DD, 0x4973F715
+_M32 = 0xFFFFFFFF
+
+
+def episode_seeds(seeds: Sequence[int], episode: int, stream: str) -> list[int]:
+    """``[episode_seed(s, episode, stream) for s in seeds]``, SeedSequence's hash run once over all seeds.
+
+    The entropy of ``episode_seed`` is three 32-bit words (the seed's low word, ``episode + 1``, the stream), fewer
+    than SeedSequence's pool of four: the pool is the words hashed in turn, a zero hashed after them, then every
+    ordered pair of pool entries mixed; the first output word hashes the pool's first entry. The hash constants
+    follow from the call count alone, so the hash is the same uint32 arithmetic (wrapping) elementwise over the seeds
+    (equal to ``episode_seed``: ``tests/core/test_batched.py``)."""
+    if not 0 <= episode + 1 <= _M32:  # another word count: seed by seed
+        return [episode_seed(s, episode, stream) for s in seeds]
+    n = len(seeds)
+    h = _INIT_A
+
+    def hashmix(v: np.ndarray) -> np.ndarray:
+        nonlocal h
+        v = v ^ np.uint32(h)
+        h = (h * _MULT_A) & _M32
+        v = v * np.uint32(h)
+        return v ^ (v >> np.uint32(16))
+
+    words = [np.array([int(s) & _M32 for s in seeds], dtype=np.uint32), np.full(n, episode + 1, np.uint32), np.full(n, _STREAMS[stream], np.uint32)]
+    pool = [hashmix(w) for w in words] + [hashmix(np.zeros(n, np.uint32))]
+    for src in range(4):
+        for dst in range(4):
+            if src != dst:
+                mixed = np.uint32(_MIX_L) * pool[dst] - np.uint32(_MIX_R) * hashmix(pool[src])
+                pool[dst] = mixed ^ (mixed >> np.uint32(16))
+    out = (pool[0] ^ np.uint32(_INIT_B)) * np.uint32((_INIT_B * _MULT_B) & _M32)
+    return ((out ^ (out >> np.uint32(16))) >> np.uint32(1)).tolist()
 
 
 def is_multi_agent(env: Any) -> bool:

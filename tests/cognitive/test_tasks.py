@@ -207,3 +207,65 @@ def test_uniform_choice_is_generator_choice():
             got, want = uniform_choice(a, values, n), b.choice(np.asarray(values, dtype=float), size=n)
             assert got.dtype == want.dtype and np.array_equal(got, want)
         assert a.bit_generator.state == b.bit_generator.state
+
+
+@pytest.mark.parametrize("dim_ring,cohs", [(2, (5.0, 15.0, 50.0)), (3, (1.0, 2.0)), (5, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0))])
+def test_context_integration_draws_one_call_per_range(dim_ring, cohs):
+    """Its trial variables of one range come from one integers call: the values and the generator's state of one
+    call per variable (each value takes its own 32-bit draws, also after an odd count or a buffered half)."""
+    from icmlgym.envs.cognitive.tasks import uniform_choice
+
+    task = make_task("context_integration", dim_ring=dim_ring, cohs=cohs)
+    for seed in range(40):
+        for n in (1, 2, 7, 20):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            if seed % 2:  # a buffered 32-bit half before the draws
+                a.integers(0, 2), b.integers(0, 2)
+            got = task._conditions(a, n)
+            want = {"ground_truth": b.integers(0, dim_ring, size=n), "other_choice": b.integers(0, dim_ring, size=n),
+                    "context": b.integers(0, 2, size=n), "coh_1": uniform_choice(b, cohs, n), "coh_2": uniform_choice(b, cohs, n)}
+            assert set(got) == set(want) and all(got[k].dtype == v.dtype and np.array_equal(got[k], v) for k, v in want.items())
+            assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_add_channels_is_the_broadcast_sum():
+    from icmlgym.envs.cognitive.tasks import add_channels
+
+    rng = np.random.default_rng(0)
+    inputs = rng.standard_normal((30, 11, 6)).astype(np.float32)
+    mask, values = rng.random((30, 11)) < 0.4, rng.standard_normal((30, 3)).astype(np.float32)
+    want = inputs.copy()
+    want[:, :, 2:5] += mask[:, :, None] * values[:, None, :]
+    add_channels(inputs, 2, mask, values)
+    assert np.array_equal(inputs.view(np.uint32), want.view(np.uint32))  # bit for bit, signed zeros included
+
+
+def _same_draw_state(a: np.random.Generator, b: np.random.Generator) -> bool:
+    """Whether later draws of ``a`` and ``b`` agree by their states: equal but for the stale half a draw consumed
+    (``uinteger`` while ``has_uint32`` is 0)."""
+    sa, sb = a.bit_generator.state, b.bit_generator.state
+    if "has_uint32" not in sa:  # MT19937: its key array and position
+        return sa["state"]["pos"] == sb["state"]["pos"] and np.array_equal(sa["state"]["key"], sb["state"]["key"])
+    return sa["state"] == sb["state"] and sa["has_uint32"] == sb["has_uint32"] and (not sa["has_uint32"] or sa["uinteger"] == sb["uinteger"])
+
+
+@pytest.mark.parametrize("draws", [[(2, 60), (3, 40)], [(2, 7), (3, 5)], [(5, 3), (2, 1), (7, 2)], [(2**31 - 1, 9), (3, 4)], [(2, 0), (3, 1)]])
+def test_integers_many_is_each_generators_own_calls(draws):
+    """The values and the state after of every generator's integers calls; the (2**31 - 1) range redraws often
+    (the calls themselves, from the state before), the MT19937 and buffered-half generators make the calls."""
+    from icmlgym.envs.cognitive.tasks import integers_many
+
+    for seed in range(30):
+        def gens():
+            out = [np.random.default_rng(seed * 10 + i) for i in range(5)] + [np.random.Generator(np.random.MT19937(seed))]
+            out[1].integers(0, 2)  # a buffered half
+            return out
+
+        got_rngs, want_rngs = gens(), gens()
+        got = integers_many(got_rngs, draws)
+        for g, rng in enumerate(want_rngs):
+            for (r, m), values in zip(draws, got):
+                want = rng.integers(0, r, size=m)
+                assert values.dtype == want.dtype and np.array_equal(values[g], want)
+        for a, b in zip(got_rngs, want_rngs):
+            assert _same_draw_state(a, b) and a.integers(0, 2**40) == b.integers(0, 2**40) and a.random() == b.random()

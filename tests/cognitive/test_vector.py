@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -11,7 +13,8 @@ from icmlgym.agents.loading import load_agent
 from icmlgym.catalog import card
 from icmlgym.envs.cognitive import TASK_ENVS
 from icmlgym.envs.cognitive.task_env import CognitiveTaskEnv
-from icmlgym.envs.cognitive.tasks import make_task
+from icmlgym.envs.cognitive import tasks
+from icmlgym.envs.cognitive.tasks import DelayedComparison, make_task
 from icmlgym.envs.cognitive.vector import CognitiveTaskVectorEnv, trial_blocks
 from icmlgym.runner import batched
 from icmlgym.runner.api import make_tasks
@@ -101,7 +104,36 @@ def test_vector_env_equals_single_envs_step_by_step(task: str, policy: str) -> N
         kw["task_kwargs"] = {"timing": {"fixation": 200}, "sigma": 0.5}
     venv = gym.make_vec(f"icmlgym/{list(TASK_ENVS)[TASKS.index(task)]}-v0", num_envs=len(SEEDS), vectorization_mode="vector_entry_point", **kw)
     assert isinstance(venv, CognitiveTaskVectorEnv) and venv.ragged_ends
-    envs = [CognitiveTaskEnv(task=task, **kw) for _ in SEEDS]
+    _assert_steps_equal(venv, [CognitiveTaskEnv(task=task, **kw) for _ in SEEDS], policy)
+
+
+@dataclasses.dataclass
+class _OwnRules(DelayedComparison):
+    """A task with rules of its own: a wrong answer does not end the trial (it may answer again), a trial that runs
+    out rewards the f1 > f2 trials (and scores the others -0.0, which adds as 0.0)."""
+
+    name = "own_rules_test"
+    rewards = {"abort": -0.1, "correct": 1.0, "fail": -0.25}
+
+    def response_reward(self, action, target, t, periods, cond):
+        return (self.rewards["correct"], True, True) if action == target else (self.rewards["fail"], False, True)
+
+    def end_reward(self, cond):
+        return (0.5, True) if int(cond["ground_truth"]) == 1 else (-0.0, False)
+
+
+@pytest.mark.parametrize("policy", ["uniform", "fixating", "oracle"])
+@pytest.mark.parametrize("timing", [{"decision": 300}, {"stimulus1": 0, "delay": 0, "stimulus2": 0, "decision": 0}])  # 2nd: fixation only
+def test_vector_env_applies_a_tasks_own_rules_as_the_single_env(policy: str, timing: dict, monkeypatch) -> None:
+    monkeypatch.setitem(tasks.TASKS, _OwnRules.name, _OwnRules)
+    kw = {"task": _OwnRules.name, "trials_per_episode": 5, "task_kwargs": {"timing": timing}}
+    venv = CognitiveTaskVectorEnv(num_envs=len(SEEDS), **kw)
+    _assert_steps_equal(venv, [CognitiveTaskEnv(**kw) for _ in SEEDS], policy)
+    assert venv._own_rules and venv._lazy_at is not None  # the path taken: the task's methods at the step
+
+
+def _assert_steps_equal(venv: CognitiveTaskVectorEnv, envs: list[CognitiveTaskEnv], policy: str) -> None:
+    """Step ``venv`` and the single ``envs`` (one per seed of SEEDS) with ``policy`` until all end: every output equal."""
     obs, info = venv.reset(seed=SEEDS)
     for i, (o, inf) in enumerate(e.reset(seed=s) for e, s in zip(envs, SEEDS)):
         assert np.array_equal(obs[i], o) and obs.dtype == o.dtype
@@ -129,9 +161,19 @@ def test_vector_env_equals_single_envs_step_by_step(task: str, policy: str) -> N
                 ended[i] = (o, inf["metrics"], inf["cost"])
             elif "metrics" in info:
                 assert np.isnan(info["metrics"]["accuracy"][i])
+        if ended and len(ended) < len(SEEDS):  # an ended sub-env's action is ignored, even one outside the space
+            a = _policy(policy, rng, envs, venv.single_action_space.n)
+            a[sorted(ended)[0]] = -7
+            obs, r, term, trunc, info = venv.step(a)
+            for i, e in enumerate(envs):
+                if i not in ended:
+                    o, ri, te, _, inf = e.step(int(a[i]))
+                    assert np.array_equal(obs[i], o) and r[i] == ri and term[i] == te and inf["cost"] == {k: v[i] for k, v in info["cost"].items()}
+                    if te:
+                        ended[i] = (o, inf["metrics"], inf["cost"])
     with pytest.raises(RuntimeError, match="ended"):
         venv.step(np.zeros(len(SEEDS), dtype=np.int64))
-    if policy == "oracle":  # the ground truth answers every trial correctly (interval timing: a graded reward below 1)
+    if policy == "oracle" and not isinstance(venv.task, _OwnRules):  # every trial answered correctly (interval timing: graded)
         assert all(m[1]["accuracy"] == 1.0 for m in ended.values())
 
 
@@ -170,3 +212,15 @@ def test_vector_env_rejects_bad_input() -> None:
             env.step(bad)
     env.step(np.array([0, 1, 2], dtype=np.int32))  # other integer dtypes are accepted
     env.step([0, 0, 0])
+
+
+def test_truncated_exponentials_in_lock_step_equal_each_generators_own():
+    from icmlgym.envs.cognitive.tasks import _trunc_exp
+    from icmlgym.envs.cognitive.vector import _trunc_exp_many
+
+    for n, spec in ((20, (600, 300, 3000)), (3, (600, 300, 3000)), (9, (100, 250, 260))):  # the last: most draws rejected
+        got_rngs, want_rngs = [np.random.default_rng(s) for s in range(12)], [np.random.default_rng(s) for s in range(12)]
+        got = _trunc_exp_many(got_rngs, n, *spec)
+        for g, rng in enumerate(want_rngs):
+            assert np.array_equal(got[g], _trunc_exp(rng, n, *spec))
+            assert rng.bit_generator.state == got_rngs[g].bit_generator.state

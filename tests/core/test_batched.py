@@ -154,3 +154,13 @@ def test_vs_ftrl_batched_records_equal_single_runs(agent: str, env_kwargs: dict,
     for s, b in zip(single, records):
         assert comparable(b) == comparable(s)
     assert len({r.episodes[0].metrics["learner_regret"] for r in records}) > 1
+
+
+def test_episode_seeds_equal_episode_seed_seed_by_seed() -> None:
+    from icmlgym.runner.rollout import episode_seed, episode_seeds
+
+    seeds = [0, 1, 2, 2**31 - 1, 2**32 - 1, 2**32, 2**40 + 5, -1, -(2**40)] + np.random.default_rng(0).integers(0, 2**62, size=500).tolist()
+    for episode in (-1, 0, 1, 4, 2**32 - 1, 2**32):  # the last: episode + 1 takes two words (seed by seed)
+        for stream in ("env", "agent", "train"):
+            assert episode_seeds(seeds, episode, stream) == [episode_seed(s, episode, stream) for s in seeds]
+    assert episode_seeds([], 0, "env") == []

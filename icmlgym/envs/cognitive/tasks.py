@@ -37,6 +37,7 @@ fixation period only); input noise is Gaussian with standard deviation
 from __future__ import annotations
 
 import difflib
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -107,6 +108,61 @@ def uniform_choice(rng: np.random.Generator, values: Sequence[float], n: int) ->
     return np.asarray(values, dtype=float)[rng.integers(0, len(values), size=n)]
 
 
+def integers_many(rngs: Sequence[np.random.Generator], draws: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+    """``[np.stack([rng.integers(0, r, size=m) for rng in rngs]) for r, m in draws]``, each generator making the calls
+    in ``draws``' order: the same values, and every generator left in the state those calls leave it in.
+
+    numpy draws an int64 below ``r < 2**32`` from one 32-bit output (Lemire's method: the high word of
+    ``u * r``, redrawn while the low word is below ``2**32 % r``), and a PCG64 generator's 32-bit outputs are
+    the low then the high half of each 64-bit output (the high one buffered in its state). So for a PCG64
+    generator with no half buffered, the calls' values are Lemire's on the halves of one ``random_raw`` call,
+    computed for all generators at once; a generator with a half buffered, another bit generator, or a draw
+    that Lemire's method would redraw (probability below ``r / 2**32`` a value) makes the calls themselves.
+    Every later draw is the same as after the calls; of the state only the stale value of a consumed half
+    (``uinteger`` while ``has_uint32`` is 0, which no draw reads) may differ (``tests/cognitive/test_tasks.py``)."""
+    counts = [int(m) for _, m in draws]
+    total = sum(counts)
+    fast = sys.byteorder == "little" and total > 0 and all(2 <= r < 2**31 for r, _ in draws)
+    states = []
+    for rng in rngs:
+        bg = rng.bit_generator
+        state = bg.state if fast and type(bg) is np.random.PCG64 else None
+        states.append(state if state is not None and not state["has_uint32"] else None)
+    fast_rows = [g for g, st in enumerate(states) if st is not None]
+    out = [np.empty((len(rngs), m), dtype=np.int64) for m in counts]
+    slow = [g for g, st in enumerate(states) if st is None]
+    if fast_rows:
+        half = np.stack([rngs[g].bit_generator.random_raw((total + 1) // 2) for g in fast_rows]).view(np.uint32)
+        rejected = np.zeros(len(fast_rows), dtype=bool)
+        start = 0
+        for (r, m), o in zip(draws, out):
+            prod = half[:, start : start + m].astype(np.uint64) * np.uint64(r)
+            o[fast_rows] = (prod >> np.uint64(32)).astype(np.int64)
+            rejected |= ((prod & np.uint64(0xFFFFFFFF)) < np.uint64((2**32 - r) % r)).any(axis=1)
+            start += m
+        for j, g in enumerate(fast_rows):
+            bg = rngs[g].bit_generator
+            if rejected[j]:  # back to the state before, and the calls themselves
+                bg.state = states[g]
+                slow.append(g)
+            elif total % 2:  # the last output's high half stays buffered, as the calls leave it
+                st = bg.state
+                st["has_uint32"], st["uinteger"] = 1, int(half[j, total])
+                bg.state = st
+    for g in sorted(slow):
+        for (r, m), o in zip(draws, out):
+            o[g] = rngs[g].integers(0, r, size=m)
+    return out
+
+
+def add_channels(inputs: np.ndarray, lo: int, mask: np.ndarray, values: np.ndarray) -> None:
+    """``inputs[:, :, lo : lo + k] += mask[:, :, None] * values[:, None, :]`` for a ``(n, T)`` mask and ``(n, k)`` float32
+    values, channel by channel: the same float32 products and sums, in inner loops along the steps rather than over
+    ``k`` channels (numpy pays its inner-loop set-up per run of ``k`` elements: several times slower for a few)."""
+    for c in range(values.shape[1]):
+        inputs[:, :, lo + c] += mask * values[:, c : c + 1]
+
+
 def sample_duration(spec: Duration, rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` durations in ms from a duration spec (see ``Duration``)."""
     if isinstance(spec, (int, float, np.integer, np.floating)):
@@ -171,6 +227,12 @@ class CognitiveTask:
     # --- per-task pieces -------------------------------------------------------------
     def _conditions(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
         raise NotImplementedError
+
+    def _conditions_many(self, rngs: Sequence[np.random.Generator], n: int) -> dict[str, np.ndarray]:
+        """``_conditions(rng, n)`` of every generator in turn, concatenated (a task with a cheaper way to make the
+        same draws overrides this)."""
+        conds = [self._conditions(rng, n) for rng in rngs]
+        return {k: np.concatenate([c[k] for c in conds]) for k in conds[0]}
 
     def _durations(self, rng: np.random.Generator, n: int, cond: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """ms per period (tasks whose periods depend on the trial override this)."""
@@ -303,7 +365,7 @@ class PerceptualDecision(CognitiveTask):
     def _fill(self, inputs, targets, where, cond, periods):
         theta = _ring(self.dim_ring)
         mean = np.cos(theta[None, :] - theta[cond["ground_truth"]][:, None]) * (cond["coh"][:, None] / 200.0) + 0.5
-        inputs[:, :, 1:] += where("stimulus")[:, :, None] * mean[:, None, :].astype(np.float32)
+        add_channels(inputs, 1, where("stimulus"), mean.astype(np.float32))
         targets[:] = np.where(where("decision"), cond["ground_truth"][:, None] + 1, 0)
 
     def task_variables(self, batch):
@@ -341,14 +403,29 @@ class ContextIntegration(CognitiveTask):
         super().__post_init__()
 
     def _conditions(self, rng, n):
+        # one integers call for the variables of one range, in their order: the values (and the generator's state
+        # after them) of one call per variable, since each value takes its own 32-bit draws (tests/cognitive/test_tasks.py)
         r = self.dim_ring
-        return {
-            "ground_truth": rng.integers(0, r, size=n),
-            "other_choice": rng.integers(0, r, size=n),
-            "context": rng.integers(0, 2, size=n),
-            "coh_1": uniform_choice(rng, self.cohs, n),
-            "coh_2": uniform_choice(rng, self.cohs, n),
-        }
+        if r == 2:
+            ground_truth, other_choice, context = rng.integers(0, 2, size=3 * n).reshape(3, n)
+        else:
+            ground_truth, other_choice = rng.integers(0, r, size=2 * n).reshape(2, n)
+            context = rng.integers(0, 2, size=n)
+        coh_1, coh_2 = uniform_choice(rng, self.cohs, 2 * n).reshape(2, n)
+        return {"ground_truth": ground_truth, "other_choice": other_choice, "context": context, "coh_1": coh_1, "coh_2": coh_2}
+
+    def _conditions_many(self, rngs, n):
+        # _conditions' integers calls, every generator's at once (integers_many)
+        r, g = self.dim_ring, len(rngs)
+        if r == 2:
+            ints, coh = integers_many(rngs, [(2, 3 * n), (len(self.cohs), 2 * n)])
+            ints = ints.reshape(g, 3, n)
+        else:
+            pair, context, coh = integers_many(rngs, [(r, 2 * n), (2, n), (len(self.cohs), 2 * n)])
+            ints = np.concatenate([pair.reshape(g, 2, n), context[:, None, :]], axis=1)
+        coh = np.asarray(self.cohs, dtype=float)[coh.reshape(g, 2, n)]
+        return {"ground_truth": ints[:, 0].reshape(-1), "other_choice": ints[:, 1].reshape(-1), "context": ints[:, 2].reshape(-1),
+                "coh_1": coh[:, 0].reshape(-1), "coh_2": coh[:, 1].reshape(-1)}
 
     def _derive(self, cond):
         # modality 1 shows the ground truth in context 0, the other choice in context 1 (NeuroGym's convention)
@@ -359,11 +436,10 @@ class ContextIntegration(CognitiveTask):
     def _fill(self, inputs, targets, where, cond, periods):
         r = self.dim_ring
         theta = _ring(r)
-        stim = where("stimulus")[:, :, None]
+        stim = where("stimulus")
         for m in (1, 2):
             mean = np.cos(theta[None, :] - theta[cond[f"choice_{m}"]][:, None]) * (cond[f"coh_{m}"][:, None] / 200.0) + 0.5
-            lo = 1 + (m - 1) * r
-            inputs[:, :, lo : lo + r] += stim * mean[:, None, :].astype(np.float32)
+            add_channels(inputs, 1 + (m - 1) * r, stim, mean.astype(np.float32))
         ctx_on = ~where("decision")
         inputs[:, :, 1 + 2 * r] = ctx_on & (cond["context"] == 0)[:, None]
         inputs[:, :, 2 + 2 * r] = ctx_on & (cond["context"] == 1)[:, None]
@@ -411,7 +487,7 @@ class DelayedMatch(CognitiveTask):
         x_test = np.where(cond["ground_truth"] == 1, x_sample, np.mod(x_sample + np.pi, 2 * np.pi))
         for period, x in (("sample", x_sample), ("test", x_test)):
             mean = np.cos(theta[None, :] - x[:, None]) * 0.5 + 0.5
-            inputs[:, :, 1:] += where(period)[:, :, None] * mean[:, None, :].astype(np.float32)
+            add_channels(inputs, 1, where(period), mean.astype(np.float32))
         targets[:] = np.where(where("decision"), cond["ground_truth"][:, None], 0)
 
     def task_variables(self, batch):

@@ -34,7 +34,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.cognitive.task_env import CognitiveTaskEnv
-from icmlgym.envs.cognitive.tasks import CognitiveTask, GoNoGo, IntervalTiming, TrialBatch
+from icmlgym.envs.cognitive.tasks import CognitiveTask, Duration, GoNoGo, IntervalTiming, TrialBatch, sample_duration
 from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
 
 _METRICS = ("accuracy", "abort_rate", "reward_per_trial")
@@ -46,27 +46,29 @@ def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator
 
     Each generator makes the draws :meth:`~icmlgym.envs.cognitive.tasks.CognitiveTask.batch` makes, in its
     order (the task's conditions, its durations, then the input noise for that block's longest trial); the
-    noiseless inputs and the targets are then computed once for all blocks with the task's own ``_fill``,
-    elementwise as ``batch`` computes them, so every block equals its ``batch`` call bit for bit on the
-    block's steps (padded to the longest trial of all blocks; ``tests/cognitive/test_vector.py``). One call
-    instead of ``len(rngs)`` calls of ``batch``: the same arrays, a tenth of the Python overhead.
+    generators take their turns period by period (a generator's own draws stay in its order, and it shares
+    nothing with the others), and what follows from the draws elementwise (the derived variables, the steps
+    of the durations, the noiseless inputs and the targets, by the task's own ``_derive``, ``steps`` and
+    ``_fill``) is computed once for all blocks, so every block equals its ``batch`` call bit for bit on the
+    block's steps (padded to the longest trial of all blocks; ``tests/cognitive/test_vector.py``). A task
+    whose durations depend on its trial variables (its own ``_durations``) draws them block by block.
     """
     if n < 1 or not len(rngs):
         raise ValueError(f"trial_blocks needs n >= 1 and at least one generator, got n={n} and {len(rngs)} generators")
     noisy = task.sigma > 0 and bool(task.noisy_periods)
-    scale = np.float32(task.sigma / np.sqrt(task.dt))
-    conds, lens, noises = [], [], []
-    for rng in rngs:  # batch()'s draws, block by block
-        cond = task._conditions(rng, n)
+    g_n = len(rngs)
+    if type(task)._durations is CognitiveTask._durations:  # the durations need no trial variables
+        cond = task._conditions_many(rngs, n)
         task._derive(cond)
-        dur = task._durations(rng, n, cond)
-        block = task.steps(np.stack([dur[p] for p in task.period_names], axis=1))  # (n, P), steps() elementwise
-        if noisy:
-            noises.append(rng.standard_normal((n, int(block.sum(axis=1).max()), len(task.noisy_channels))).astype(np.float32) * scale)
-        conds.append(cond)
-        lens.append(block)
-    cond = {k: np.concatenate([c[k] for c in conds]) for k in conds[0]}
-    lens_all = np.concatenate(lens)
+        dur = {p: _durations_of(task._timing[p], rngs, n) for p in task.period_names}
+    else:
+        conds, durs = [task._conditions(rng, n) for rng in rngs], []
+        for rng, c in zip(rngs, conds):
+            task._derive(c)
+            durs.append(task._durations(rng, n, c))
+        cond = {k: np.concatenate([c[k] for c in conds]) for k in conds[0]}
+        dur = {p: np.concatenate([d[p] for d in durs]) for p in task.period_names}
+    lens_all = task.steps(np.stack([dur[p] for p in task.period_names], axis=1))  # (g_n * n, P), steps() elementwise
     ends = np.cumsum(lens_all, axis=1)
     starts = ends - lens_all
     lengths = ends[:, -1]
@@ -78,30 +80,67 @@ def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator
         s, e = periods[period][:, 0:1], periods[period][:, 1:2]
         return (t[None, :] >= s) & (t[None, :] < e)
 
-    total = n * len(rngs)
+    total = n * g_n
     inputs = np.zeros((total, t_max, task.n_input), dtype=np.float32)
     targets = np.zeros((total, t_max), dtype=np.int64)
     inputs[:, :, 0] = t[None, :] < periods[task.response_period][:, 0:1]
     task._fill(inputs, targets, where, cond, periods)
     if noisy:
+        ch = list(task.noisy_channels)
+        noise = np.zeros((total, t_max, len(ch)), dtype=np.float32)
+        for g, (rng, steps) in enumerate(zip(rngs, lengths.reshape(g_n, n).max(axis=1).tolist())):
+            noise[g * n : (g + 1) * n, :steps] = rng.standard_normal((n, steps, len(ch)))  # the cast astype(float32) makes
+        noise *= np.float32(task.sigma / np.sqrt(task.dt))
         mask = np.zeros((total, t_max), dtype=bool)
         for p in task.noisy_periods:
             mask |= where(p)
-        noise = np.zeros((total, t_max, len(task.noisy_channels)), dtype=np.float32)
-        for g, block in enumerate(noises):
-            noise[g * n : (g + 1) * n, : block.shape[1]] = block
-        ch = list(task.noisy_channels)
-        # a contiguous run of channels as a slice (the same additions; a list index copies out and scatters back)
-        cols = slice(ch[0], ch[-1] + 1) if ch == list(range(ch[0], ch[-1] + 1)) else ch
-        inputs[:, :, cols] += noise * mask[:, :, None]
+        for j, c in enumerate(ch):  # channel by channel: the same float32 products and sums (see add_channels)
+            inputs[:, :, c] += noise[:, :, j] * mask
     alive = t[None, :] < lengths[:, None]
     inputs *= alive[:, :, None]
     targets[~alive] = -1
     return TrialBatch(inputs, targets, where(task.response_period), lengths, periods, cond, task.name, task.dt)
 
 
+def _durations_of(spec: Duration, rngs: Sequence[np.random.Generator], n: int) -> np.ndarray:
+    """``sample_duration(spec, rng, n)`` of every generator in turn, concatenated (a fixed duration drawn once;
+    truncated exponentials in lock step: :func:`_trunc_exp_many`)."""
+    if isinstance(spec, tuple) and spec and spec[0] == "truncexp":
+        return _trunc_exp_many(rngs, n, *spec[1:]).reshape(-1)
+    if isinstance(spec, (int, float, np.integer, np.floating)):
+        return np.full(n * len(rngs), float(spec))
+    return np.concatenate([sample_duration(spec, rng, n) for rng in rngs])
+
+
+def _trunc_exp_many(rngs: Sequence[np.random.Generator], n: int, mean: float, lo: float, hi: float) -> np.ndarray:
+    """``(len(rngs), n)``: row ``g`` is ``tasks._trunc_exp(rngs[g], n, mean, lo, hi)``, every generator's rejection
+    rounds in lock step: round by round each generator redraws its rejected entries, in their order, with one
+    call of the size ``_trunc_exp`` calls (so the same values and the same state after), and the acceptance
+    tests run once for all generators."""
+    out = np.empty((len(rngs), n))
+    for g, rng in enumerate(rngs):
+        out[g] = rng.exponential(mean, size=n)
+    redo = (out < lo) | (out >= hi)
+    while True:
+        counts = np.count_nonzero(redo, axis=1).tolist()
+        if not any(counts):
+            return out
+        x = np.concatenate([rngs[g].exponential(mean, size=c) for g, c in enumerate(counts) if c])
+        out[redo] = x  # row by row, each row's rejected entries in order
+        redo[redo] = (x < lo) | (x >= hi)
+
+
 class CognitiveTaskVectorEnv(VectorEnv):
     """``num_envs`` copies of one cognitive task env (same task arguments), each with its own trials.
+
+    At reset every sub-env's trials are laid end to end in one array of *positions* (a trial's steps in
+    order, then the next trial's, and after the last trial one terminal position that repeats its last
+    step), and every position's outcome for every action is tabled: the reward, whether the trial ends,
+    whether it was correct, the next position, the trial an abort marks. A step is then a handful of
+    gathers at ``position * n_actions + action``, whatever happens in it. Rules that cannot be tabled
+    exactly (interval timing's graded reward, taken in Python floats as the single env takes it; a task
+    with rules of its own) are marked in a ``lazy`` table and applied at the step to the sub-envs that
+    meet them.
 
     Args:
         num_envs: the number of sub-envs (seeds), at least 1.
@@ -122,15 +161,15 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._n_actions = int(self.task.n_actions)
         self._n_actions_u = np.uint64(self._n_actions)
-        self._abort = self.task.rewards["abort"]
         self._rewards = self.task.rewards
-        # the rules written elementwise here (the base class's, go/no-go's) are applied to all sub-envs at once;
-        # a task with rules of its own (interval timing's graded reward, any subclass) is scored sub-env by sub-env
+        # the rules written elementwise here (the base class's, go/no-go's) are tabled for every position;
+        # interval timing's answers are scored at the step; a task with rules of its own (any subclass) calls
+        # them sub-env by sub-env wherever they apply (answers and trial ends), as the single env does
         cls = type(self.task)
         self._response_rule = {CognitiveTask.response_reward: "base", GoNoGo.response_reward: "go_nogo",
                                IntervalTiming.response_reward: "interval_timing"}.get(cls.response_reward, "")
         self._end_rule = {CognitiveTask.end_reward: "base", GoNoGo.end_reward: "go_nogo"}.get(cls.end_reward, "")
-        self._rows = np.arange(self.num_envs)
+        self._own_rules = not (self._response_rule and self._end_rule)
         self._shape = (self.num_envs,)
         self._trials: TrialBatch | None = None
         self._ended = True
@@ -141,40 +180,15 @@ class CognitiveTaskVectorEnv(VectorEnv):
         n, k = self.num_envs, self.trials_per_episode
         # what gym.Env.reset(seed=s) makes each single env's np_random, then its reset's task.batch(k, np_random)
         self._trials = b = trial_blocks(self.task, k, [seeding.np_random(s)[0] for s in sub_env_seeds(seed, n)])
-        length = self._len = b.inputs.shape[1]
-        # the period of every step: the index (in the task's period order) of the first period holding it, as
-        # the single env's _period_now finds it; -1 where none does (names[-1] is ""). trial_blocks lays a
-        # trial's periods end to end (each starts where the one before ends), so before the trial's end the
-        # period holding step t is the number of periods that end at or before t (empty ones included)
-        names = list(b.periods)
-        self._period_names = np.array(names + [""], dtype=object)
-        t = np.arange(length)[None, :]
-        count = np.zeros((n * k, length), dtype=np.intp)
-        for p in names:
-            count += t >= b.periods[p][:, 1:2]
-        self._pid = np.where(t < b.periods[names[-1]][:, 1:2], count, -1).reshape(-1)
-        self._inputs = b.inputs.reshape(n * k * length, -1)
-        self._targets = b.targets.reshape(-1)
-        self._lengths = b.lengths.astype(np.int64).reshape(n, k)
-        # [start, end) of every trial's periods as Python ints, for the rules called sub-env by sub-env
-        self._period_lists = {p: se.tolist() for p, se in b.periods.items()} if not self._response_rule else {}
-        # what a non-fixate action does at every step: 1 an abort (fixation period), 2 an answer (response period)
-        fix = names.index("fixation") if "fixation" in names else -2
-        self._code = np.where(self._pid == fix, 1, np.where(self._pid == names.index(self.task.response_period), 2, 0)).astype(np.int8)
-        self._trial = np.zeros(n, dtype=np.int64)
-        self._t = np.zeros(n, dtype=np.int64)
-        self._base = self._rows * (k * length)  # the flat index of sub-env i's trial 0, step 0
-        self._flat = self._base.copy()  # the flat index of every sub-env's current (trial, step)
-        self._trial_len = self._lengths[:, 0].copy()  # every sub-env's current trial length
-        self._steps = np.zeros(n, dtype=np.int64)
-        self._done_trials = np.zeros(n, dtype=np.int64)
-        self._correct = np.zeros((n, k), dtype=bool)
-        self._aborted = np.zeros((n, k), dtype=bool)
-        self._correct_cells, self._aborted_cells = self._correct.reshape(-1), self._aborted.reshape(-1)  # views by sub-env * k + trial
-        self._rowk = self._rows * k
+        self._tabulate(b)
+        self._pos = self._first[::k].copy()  # every sub-env at trial 0, step 0
+        self._pos_a = self._pos * self._n_actions
+        self._count = 0  # steps taken (a sub-env's env_steps: this, up to its end)
+        self._end_step = np.full(n, np.iinfo(np.int64).max)
+        self._n_correct = np.zeros(n, dtype=np.int64)
+        self._aborted_cells = np.zeros(n * k + 1, dtype=bool)  # by sub-env * k + trial; the last entry takes non-aborts
         self._reward = np.zeros(n)
         self._active = np.ones(n, dtype=bool)
-        self._all_active = True
         self._terminated = np.zeros(n, dtype=bool)
         self._false = np.zeros(n, dtype=bool)
         self._false.flags.writeable = False
@@ -183,147 +197,177 @@ class CognitiveTaskVectorEnv(VectorEnv):
         self._terminated_out = self._false
         self._ended = False
         self._reset_once = True
-        info = self._info(self._pid[self._flat], self._false, self._false)
-        del info["new_trial"], info["trial_correct"]  # the single env's reset info has neither
-        return self._inputs[self._flat], info
+        zeros = np.zeros(n, dtype=np.int64)
+        info = {"cost": {"env_steps": zeros.copy(), "trials": zeros.copy()}, "trial": zeros, "period": self._period_of[self._pos].tolist()}
+        return self._obs_of[self._pos], info
 
     def step(self, actions: Any):
         if not self._reset_once:
             raise RuntimeError("call reset() before step()")
-        a = actions if type(actions) is np.ndarray else np.asarray(actions)
-        if a.shape != self._shape or not self._in_range(a):
+        a = self._actions(actions if type(actions) is np.ndarray else np.asarray(actions))
+        if a is None:
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         if self._ended:
             raise RuntimeError("step() called after the episodes ended; call reset()")
-        active, flat, trial, t = self._active, self._flat, self._trial, self._t
-        event = self._code[flat]  # 0 nothing, 1 an abort, 2 an answer (where the action is not fixate)
-        event *= a != 0
-        if not self._all_active:
-            event *= active  # an ended sub-env's action is ignored
-        reward = np.zeros(self.num_envs)
-        trial_over = self._false
-        if np.count_nonzero(event):
-            aborts = event == 1
-            if np.count_nonzero(aborts):
-                reward[aborts] += self._abort
-                self._aborted_cells[self._rowk[aborts] + trial[aborts]] = True
-            answers = event == 2
-            if np.count_nonzero(answers):
-                trial_over = self._answer(answers, a, flat, reward)
-        if self._all_active:
-            self._steps += 1
-            t += 1
-            flat += 1
-        else:
-            self._steps += active
-            t += active
-            flat += active
-        run_out = t >= self._trial_len  # an ended sub-env's t stays below its last trial's length
-        if trial_over is not self._false:
-            run_out &= ~trial_over
-        if np.count_nonzero(run_out):
-            self._run_out(run_out, reward)
-            trial_over = run_out if trial_over is self._false else trial_over | run_out
+        at = self._pos_a + a  # every sub-env's (position, action) entry
+        reward = self._reward_at[at]
+        over = self._over_at[at]
+        correct = self._correct_at[at]
+        nxt = self._next_at[at]
+        ends = self._ends_at[at]
+        if self._lazy_at is not None:
+            lazy = self._lazy_at[at]
+            if np.count_nonzero(lazy):
+                self._apply_rules(lazy.nonzero()[0], a, reward, over, correct, nxt, ends)
+        self._aborted_cells[self._abort_cell_at[at]] = True
         self._reward += reward
-        if trial_over is self._false:
-            correct_now = self._false
-        else:
-            correct_now = self._correct_cells[self._rowk + trial] & trial_over
-            self._next_trial(trial_over)
-            flat = self._flat
-        info = self._info(self._pid[flat], trial_over, correct_now)
+        self._n_correct += correct
+        self._pos = nxt
+        self._pos_a = nxt * self._n_actions
+        self._count += 1
+        if np.count_nonzero(ends):
+            self._end(ends.nonzero()[0])
+        info = {
+            "cost": {"env_steps": np.minimum(self._end_step, self._count), "trials": self._done_of[nxt]},
+            "trial": self._trial_of[nxt],
+            "period": self._period_of[nxt].tolist(),
+            "new_trial": over,
+            "trial_correct": correct,
+        }
         if self._metrics_out is not None:
             info["metrics"] = dict(self._metrics_out)
-        return self._inputs[flat], reward, self._terminated_out, self._false, info
+        return self._obs_of[nxt], reward, self._terminated_out, self._false, info
 
     def close(self, **kwargs: Any) -> None:
         self.single.close()
 
     # --- helpers -----------------------------------------------------------------------
-    def _answer(self, answers: np.ndarray, a: np.ndarray, flat: np.ndarray, reward: np.ndarray) -> np.ndarray:
-        """Sub-envs ``answers`` answered (a non-fixate action in the response period): the task's response rule.
-
-        Adds the rule's reward to ``reward``, records correctness, returns the sub-envs whose trial ends."""
-        rows = answers.nonzero()[0]
-        trial = self._trial
-        if self._response_rule == "interval_timing":  # every answer ends the trial
-            self._timed_answer(rows, reward)
-            return answers
-        if self._response_rule:  # every answer ends the trial; correct: the target action (go/no-go: a go trial)
-            target = self._targets[flat[rows]]
-            hit = a[rows] == target if self._response_rule == "base" else target == 1
-            reward[rows] += np.where(hit, self._rewards["correct"], self._rewards["fail"])
-            self._correct_cells[self._rowk[rows] + trial[rows]] = hit
-            return answers
-        over = np.zeros(self.num_envs, dtype=bool)
-        for i in rows.tolist():  # the task's own rule, sub-env by sub-env
-            j, ti = int(trial[i]), int(self._t[i])
-            row = i * self.trials_per_episode + j
-            periods = {p: (se[row][0], se[row][1]) for p, se in self._period_lists.items()}
-            r, over[i], self._correct[i, j] = self.task.response_reward(int(a[i]), int(self._targets[flat[i]]), ti, periods, self._cond(i, j))
-            reward[i] += r
-        return over
-
-    def _timed_answer(self, rows: np.ndarray, reward: np.ndarray) -> None:
-        """Interval timing's rule for the goes of sub-envs ``rows``: the error of the produced interval against the
-        task's margin, as :meth:`~icmlgym.envs.cognitive.tasks.IntervalTiming.response_reward` computes it (its
-        float arithmetic elementwise; the graded reward's power in Python floats, as the single env takes it)."""
-        task, trial = self.task, self._trial
-        cell = rows * self.trials_per_episode + trial[rows]
-        t_prod = (self._t[rows] - self._trials.periods["set"][cell, 0]) * task.dt  # ms from the set cue's onset
-        prod = self._trials.conditions["production"][cell]
-        err = np.abs(t_prod - prod)
-        margin = task.margin(prod)
-        hit = ~(err > margin)
-        correct, fail = task.rewards["correct"], task.rewards["fail"]
-        reward[rows] += [max(0.1, (1.0 - x) ** 1.5) * correct if h else fail for x, h in zip((err / margin).tolist(), hit.tolist())]
-        self._correct_cells[self._rowk[rows] + trial[rows]] = hit
-
-    def _run_out(self, rows_mask: np.ndarray, reward: np.ndarray) -> None:
-        """Sub-envs ``rows_mask`` passed their trial's last step without an answer: the task's end rule."""
-        rows = rows_mask.nonzero()[0]
-        trial = self._trial
-        if self._end_rule == "base":  # 0.0, wrong
-            reward[rows] += 0.0
-            self._correct_cells[self._rowk[rows] + trial[rows]] = False
-        elif self._end_rule == "go_nogo":  # a missed go: the miss penalty, wrong; a withheld no-go: 0.0, correct
-            go = self._trials.conditions["ground_truth"][rows * self.trials_per_episode + trial[rows]] == 1
-            reward[rows] += np.where(go, self._rewards["miss"], 0.0)
-            self._correct_cells[self._rowk[rows] + trial[rows]] = ~go
+    def _tabulate(self, b: TrialBatch) -> None:
+        """The positions of every sub-env's trials and each position's outcome for every action (see the class)."""
+        n, k, na = self.num_envs, self.trials_per_episode, self._n_actions
+        steps = b.inputs.shape[1]
+        lens = b.lengths.astype(np.int64)
+        slots = lens.copy()
+        slots[k - 1 :: k] += 1  # the terminal position after each sub-env's last trial
+        cell = np.repeat(np.arange(n * k), slots)  # every position's trial, sub-env * k + trial
+        first = np.cumsum(slots) - slots  # every trial's first position
+        self._first, self._after = first, first + lens  # after: the position that follows the trial's last step
+        pos = np.arange(len(cell))
+        t = pos - first[cell]
+        terminal = t == lens[cell]
+        t -= terminal  # the terminal position repeats the last step
+        self._cell_of, self._t_of = cell, t
+        src = cell * steps + t
+        self._obs_of = b.inputs.reshape(-1, b.inputs.shape[2])[src]
+        self._target_of = b.targets.reshape(-1)[src]
+        # the period of every step: the index (in the task's period order) of the first period holding it, as the
+        # single env's _period_now finds it. trial_blocks lays a trial's periods end to end (each starts where the
+        # one before ends), so within the trial the period holding step t is the number of periods that end at or
+        # before it (empty ones included)
+        names = list(b.periods)
+        pid = np.zeros(len(cell), dtype=np.intp)
+        for p in names:
+            pid += t >= b.periods[p][cell, 1]
+        self._period_of = np.array(names, dtype=object)[pid]
+        trial = cell % k
+        self._trial_of = trial
+        self._done_of = trial + terminal  # trials done: at the terminal position, all k
+        # what a non-fixate action does: an abort (fixation period), an answer (response period); nothing at the end.
+        # The tables start as "nothing happens" (reward 0.0, the next step) and the few entries where something does
+        # are written: aborts, answers, trial ends, each reward added in the single env's order (abort, answer, end)
+        fix = names.index("fixation") if "fixation" in names else -1
+        resp = names.index(self.task.response_period)
+        last = (t == lens[cell] - 1) & ~terminal  # the trial runs out after this step (unless answered)
+        size = len(cell) * na
+        reward, over, correct = np.zeros(size), np.zeros(size, dtype=bool), np.zeros(size, dtype=bool)
+        nxt = np.repeat(pos + ~terminal, na)
+        abort_cell = np.full(size, n * k)
+        moves = np.arange(1, na)
+        at = np.flatnonzero((pid == fix) & ~terminal)
+        aborts = (at[:, None] * na + moves).reshape(-1)
+        reward[aborts] = 0.0 + self._rewards["abort"]
+        abort_cell[aborts] = np.repeat(cell[at], na - 1)
+        at = np.flatnonzero((pid == resp) & (pid != fix) & ~terminal)  # fixation first, as the single env checks it
+        answers = (at[:, None] * na + moves).reshape(-1)  # every tabled answer ends the trial
+        over[answers] = True
+        nxt[answers] = np.repeat(self._after[cell[at]], na - 1)
+        answer_target = np.repeat(self._target_of[at], na - 1)
+        at = np.flatnonzero(last)
+        run_outs = (at[:, None] * na + np.arange(na)).reshape(-1)
+        run_outs = run_outs[~np.repeat(pid[at] == resp, na) | (run_outs % na == 0)]  # not where a move answers
+        over[run_outs] = True
+        lazy = None
+        if self._own_rules:  # answers and trial ends by the task's own methods, at the step
+            lazy = np.zeros(size, dtype=bool)
+            lazy[answers] = lazy[run_outs] = True
         else:
-            for i in rows.tolist():
-                j = int(trial[i])
-                r, self._correct[i, j] = self.task.end_reward(self._cond(i, j))
-                reward[i] += r
+            if self._response_rule == "interval_timing":
+                lazy = np.zeros(size, dtype=bool)
+                lazy[answers] = True  # the graded reward at the step (its power in Python floats)
+            else:
+                hit = answers % na == answer_target if self._response_rule == "base" else answer_target == 1
+                reward[answers] += np.where(hit, self._rewards["correct"], self._rewards["fail"])
+                correct[answers] = hit
+            if self._end_rule == "base":  # 0.0, wrong
+                reward[run_outs] += 0.0
+            else:  # go/no-go: a missed go the miss penalty, wrong; a withheld no-go 0.0, correct
+                go = b.conditions["ground_truth"][cell[run_outs // na]] == 1
+                reward[run_outs] += np.where(go, self._rewards["miss"], 0.0)
+                correct[run_outs] = ~go
+        self._lazy_at = lazy
+        self._reward_at, self._over_at, self._correct_at, self._next_at = reward, over, correct, nxt
+        self._ends_at = over & np.repeat(trial == k - 1, na)
+        self._abort_cell_at = abort_cell
+        self._last_of = last
+        # [start, end) of every trial's periods as Python ints, for the rules called sub-env by sub-env
+        self._period_lists = {p: se.tolist() for p, se in b.periods.items()} if self._own_rules else {}
 
-    def _next_trial(self, over: np.ndarray) -> None:
-        """Sub-envs ``over`` finished a trial: count it, then the next trial's first step, or the episode's end."""
-        self._done_trials += over
-        rows = over.nonzero()[0]
-        nxt = self._trial[rows] + 1
-        done = nxt >= self.trials_per_episode
-        if np.count_nonzero(done):  # some episodes end: the last observation repeats the trial's last step
-            last = rows[done]
-            self._t[last] = self._trial_len[last] - 1
-            self._flat[last] = self._base[last] + self._trial[last] * self._len + self._t[last]
-            self._end(last)
-            keep = ~done
-            rows, nxt = rows[keep], nxt[keep]
-        self._trial[rows] = nxt
-        self._t[rows] = 0
-        self._flat[rows] = self._base[rows] + nxt * self._len
-        self._trial_len[rows] = self._lengths[rows, nxt]
+    def _apply_rules(self, rows: np.ndarray, a: np.ndarray, reward: np.ndarray, over: np.ndarray, correct: np.ndarray,
+                     nxt: np.ndarray, ends: np.ndarray) -> None:
+        """The untabled outcomes of sub-envs ``rows`` this step, written into the step's arrays."""
+        pos = self._pos[rows]
+        cell = self._cell_of[pos]
+        if not self._own_rules:  # interval timing's goes (every go ends the trial: the tables' next and ends hold)
+            task = self.task
+            t_prod = (self._t_of[pos] - self._trials.periods["set"][cell, 0]) * task.dt  # ms from the set cue's onset
+            prod = self._trials.conditions["production"][cell]
+            err = np.abs(t_prod - prod)
+            margin = task.margin(prod)
+            hit = ~(err > margin)
+            ok, fail = task.rewards["correct"], task.rewards["fail"]
+            reward[rows] += [max(0.1, (1.0 - x) ** 1.5) * ok if h else fail for x, h in zip((err / margin).tolist(), hit.tolist())]
+            correct[rows] = hit
+            return
+        names, resp, k = self._period_of, self.task.response_period, self.trials_per_episode
+        for i, p, c in zip(rows.tolist(), pos.tolist(), cell.tolist()):  # the single env's step, rule by rule
+            ai, ti = int(a[i]), int(self._t_of[p])
+            cond = {key: v[c] for key, v in self._trials.conditions.items()}
+            r, trial_over, ok = 0.0, False, False
+            if names[p] == "fixation" and ai != 0:
+                r += self._rewards["abort"]
+            elif names[p] == resp and ai != 0:
+                periods = {q: (se[c][0], se[c][1]) for q, se in self._period_lists.items()}
+                rr, trial_over, ok = self.task.response_reward(ai, int(self._target_of[p]), ti, periods, cond)
+                r += rr
+            if not trial_over and self._last_of[p]:
+                rr, ok = self.task.end_reward(cond)
+                r += rr
+                trial_over = True
+            reward[i], over[i], correct[i] = r, trial_over, bool(ok) and trial_over
+            nxt[i] = self._after[c] if trial_over else p + 1
+            ends[i] = trial_over and c % k == k - 1
 
     def _end(self, rows: np.ndarray) -> None:
         """Sub-envs ``rows`` ended this step: their metrics, as the single env computes them."""
+        n, k = self.num_envs, self.trials_per_episode
         if self._metrics is None:
-            self._metrics = {m: np.full(self.num_envs, np.nan) for m in _METRICS}
-        self._metrics["accuracy"][rows] = self._correct[rows].mean(axis=1)
-        self._metrics["abort_rate"][rows] = self._aborted[rows].mean(axis=1)
-        self._metrics["reward_per_trial"][rows] = self._reward[rows] / self.trials_per_episode
+            self._metrics = {m: np.full(n, np.nan) for m in _METRICS}
+        self._metrics["accuracy"][rows] = self._n_correct[rows] / k  # the mean of k booleans: their count over k
+        self._metrics["abort_rate"][rows] = self._aborted_cells[: n * k].reshape(n, k)[rows].mean(axis=1)
+        self._metrics["reward_per_trial"][rows] = self._reward[rows] / k
         self._active[rows] = False
-        self._all_active = False
         self._terminated[rows] = True
+        self._end_step[rows] = self._count
         # what step returns until the next end: read-only copies (the same arrays every step, nothing to copy)
         self._metrics_out = {m: v.copy() for m, v in self._metrics.items()}
         self._terminated_out = self._terminated.copy()
@@ -331,29 +375,24 @@ class CognitiveTaskVectorEnv(VectorEnv):
             v.flags.writeable = False
         self._ended = not np.count_nonzero(self._active)
 
-    def _cond(self, i: int, j: int) -> dict[str, Any]:
-        """Trial ``j``'s variables of sub-env ``i`` (the single env's ``_cond``)."""
-        row = i * self.trials_per_episode + j
-        return {k: v[row] for k, v in self._trials.conditions.items()}
-
-    def _info(self, pid: np.ndarray, new_trial: np.ndarray, trial_correct: np.ndarray) -> dict[str, Any]:
-        return {
-            "cost": {"env_steps": self._steps.copy(), "trials": self._done_trials.copy()},
-            "trial": self._trial.copy(),
-            "period": self._period_names[pid].tolist(),
-            "new_trial": new_trial,
-            "trial_correct": trial_correct,
-        }
-
-    def _in_range(self, a: np.ndarray) -> bool:
-        """Every running sub-env's action an integer in ``[0, n_actions)`` (ended sub-envs' actions are ignored)."""
+    def _actions(self, a: np.ndarray) -> np.ndarray | None:
+        """The actions as table offsets (int64), those of ended sub-envs ignored (read as 0); None when some running
+        sub-env's action is not an integer in ``[0, n_actions)`` or the shape is wrong."""
+        if a.shape != self._shape:
+            return None
         if a.dtype == np.int64 and a.flags.c_contiguous:  # one comparison: negatives read as huge unsigned
             bad = np.ndarray(a.shape, _U64, a) >= self._n_actions_u  # a uint64 view (cheaper than a.view)
-            return not (np.count_nonzero(bad) and np.count_nonzero(bad & self._active))
-        if a.dtype.kind not in "iu":
-            return False
-        live = a[self._active]
-        return live.size == 0 or (int(live.min()) >= 0 and int(live.max()) < self._n_actions)
+            if not np.count_nonzero(bad):
+                return a
+        elif a.dtype.kind in "iu":
+            bad = (a < 0) | (a >= self._n_actions)
+            if not np.count_nonzero(bad):
+                return a.astype(np.int64)
+        else:
+            return None
+        if np.count_nonzero(bad & self._active):
+            return None
+        return np.where(bad, 0, a).astype(np.int64)
 
 
 __all__ = ["CognitiveTaskVectorEnv"]
