@@ -234,6 +234,11 @@ class CognitiveTask:
         conds = [self._conditions(rng, n) for rng in rngs]
         return {k: np.concatenate([c[k] for c in conds]) for k in conds[0]}
 
+    @classmethod
+    def plain_durations(cls) -> bool:
+        """Whether the task keeps the base class's period durations (drawn without its trial variables)."""
+        return cls._durations is CognitiveTask._durations
+
     def _durations(self, rng: np.random.Generator, n: int, cond: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """ms per period (tasks whose periods depend on the trial override this)."""
         return {p: sample_duration(self._timing[p], rng, n) for p in self.period_names}

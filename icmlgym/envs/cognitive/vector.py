@@ -57,7 +57,7 @@ def trial_blocks(task: CognitiveTask, n: int, rngs: Sequence[np.random.Generator
         raise ValueError(f"trial_blocks needs n >= 1 and at least one generator, got n={n} and {len(rngs)} generators")
     noisy = task.sigma > 0 and bool(task.noisy_periods)
     g_n = len(rngs)
-    if type(task)._durations is CognitiveTask._durations:  # the durations need no trial variables
+    if type(task).plain_durations():  # the durations need no trial variables
         cond = task._conditions_many(rngs, n)
         task._derive(cond)
         dur = {p: _durations_of(task._timing[p], rngs, n) for p in task.period_names}
