@@ -49,6 +49,8 @@ def _check_arms(X: np.ndarray) -> np.ndarray:
     return X
 
 
+_LOCK_STEP_FROM = 4  # fewer problems of a shape are solved one by one: a lock-step iteration costs ~2 single ones
+_LOCK_STEP_UNTIL = 3  # a group down to fewer unfinished problems finishes them one by one
 _REFRESH_EVERY = 64  # Frank-Wolfe iterations between exact recomputations of M^{-1} and the variances
 
 
@@ -56,6 +58,28 @@ def _variances(Q: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``M(u)^{-1}`` and every row's variance ``g_i = q_i^T M(u)^{-1} q_i``, computed afresh."""
     Minv = np.linalg.inv((Q * u[:, None]).T @ Q)
     return Minv, np.einsum("ij,ij->i", Q @ Minv, Q)
+
+
+def padded_rows(k: int) -> int:
+    """The row count a ``k``-row problem is solved at: the next power of two (at least 8).
+
+    Zero rows change neither ``M`` nor any variance, but the length of the weight vector
+    orders the sums BLAS and numpy take over it; solving every problem at a row count that
+    depends on ``k`` alone makes :func:`_d_optimal_weights` (one problem, a single run) and
+    :func:`_d_optimal_weights_many` (a batch's problems in lock step) do the same
+    arithmetic on the same shapes, so their doubles agree.
+    """
+    return max(8, 1 << (int(k) - 1).bit_length())
+
+
+def _padded(Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Q`` with zero rows up to :func:`padded_rows`, and the starting (uniform) weights."""
+    k, m = Q.shape
+    Qp = np.zeros((padded_rows(k), m))
+    Qp[:k] = Q
+    u = np.zeros(len(Qp))
+    u[:k] = 1.0 / k
+    return Qp, u
 
 
 def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
@@ -72,13 +96,41 @@ def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
     follow by Sherman–Morrison in O(k m) instead of an inverse and an O(k m^2)
     product; they are recomputed exactly every ``_REFRESH_EVERY`` iterations and
     before the stopping test is trusted, so rounding cannot accumulate.
+
+    The problem is solved with zero rows up to :func:`padded_rows` (they keep weight
+    and variance 0 and are never chosen); :func:`_d_optimal_weights_many` is this loop
+    for many problems at once, with the same doubles.
     """
-    k, m = Q.shape
-    u = np.full(k, 1.0 / k)
+    k = Q.shape[0]
+    if Q.shape[1] == 1:
+        return _line_design(Q[:, 0], tol)
+    Q, u = _padded(Q)
     Minv, g = _variances(Q, u)
-    fresh = 0
+    return _frank_wolfe(Q, u, Minv, g, 0, tol, max_iter)[:k].copy()
+
+
+def _line_design(q: np.ndarray, tol: float) -> np.ndarray:
+    """The D-optimal design over arms on one line (``m = 1``), in closed form.
+
+    ``g_i = q_i^2 / sum_j u_j q_j^2`` is at most 1 only with all weight on the rows of
+    largest ``|q_i|``; the uniform start is kept where it already meets the stopping test
+    (as the iterations would keep it). Frank–Wolfe cannot be used here: its first step
+    moves all the weight (step 1), which makes its rank-one update divide by zero.
+    """
+    q2 = q * q
+    if q2.max() <= (1.0 + tol) * q2.mean():
+        return np.full(len(q), 1.0 / len(q))
+    top = q2 == q2.max()
+    return top / np.count_nonzero(top)
+
+
+def _frank_wolfe(Q: np.ndarray, u: np.ndarray, Minv: np.ndarray, g: np.ndarray, fresh: int, tol: float,
+                 max_iter: int) -> np.ndarray:
+    """:func:`_d_optimal_weights`'s iterations from a state (``u`` is updated in place and returned):
+    ``fresh`` steps since ``Minv`` and ``g`` were computed afresh, at most ``max_iter`` more."""
+    m = Q.shape[1]
     bound = (1.0 + tol) * m
-    Qv, vv = np.empty(k), np.empty((m, m))  # buffers: each step's arithmetic is written into them
+    Qv, vv = np.empty(len(Q)), np.empty((m, m))  # buffers: each step's arithmetic is written into them
     for _ in range(max_iter):
         j = int(g.argmax())
         gj = g[j]
@@ -131,6 +183,111 @@ def _d_optimal_weights(Q: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
     return u
 
 
+def _d_optimal_weights_many(Qs: list[np.ndarray], tol: float, max_iter: int) -> list[np.ndarray]:
+    """:func:`_d_optimal_weights` of every ``Q`` in ``Qs``, the same doubles, in lock step.
+
+    Problems of one padded shape advance together: each iteration is one array operation
+    over all of them where the single loop makes one per problem (the step's choice and
+    size by ``np.where``; ``M^{-1} q`` and ``Q v`` by stacked ``matmul``, which calls the
+    single loop's ``gemv`` per problem; the weights' total by a row-wise reduce, each row
+    summed as a 1-D ``add.reduce``). The exact refreshes (``inv``, ``einsum``) run per
+    problem, as in the single loop; a problem leaves the group when the single loop would
+    have returned. ``tests/fairbandit/test_design.py`` checks the doubles against single solves.
+    """
+    out: list[np.ndarray | None] = [None] * len(Qs)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for n, Q in enumerate(Qs):
+        groups.setdefault((padded_rows(Q.shape[0]), Q.shape[1]), []).append(n)
+    for (_, m), members in groups.items():
+        if len(members) < _LOCK_STEP_FROM or m == 1:
+            for n in members:
+                out[n] = _d_optimal_weights(Qs[n], tol, max_iter)
+            continue
+        ks = np.array([Qs[n].shape[0] for n in members])
+        pads = [_padded(Qs[n]) for n in members]
+        Q = np.stack([q for q, _ in pads])
+        u = np.stack([w for _, w in pads])
+        Minv = np.empty((len(members), m, m))
+        g = np.empty(u.shape)
+        for p in range(len(members)):
+            Minv[p], g[p] = _variances(Q[p], u[p])
+        ids = np.array(members)
+        fresh = np.zeros(len(members), dtype=np.int64)
+        iters = 0
+        bound = (1.0 + tol) * m
+        outer = np.empty((len(members), m, m))  # v v^T of every problem (its first rows while problems leave)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # the branch a problem does not take
+            while len(ids) and iters < max_iter:
+                rows = np.arange(len(ids))
+                j = g.argmax(axis=1)
+                gj = g[rows, j]
+                low = gj <= bound
+                done = None
+                if low.any():
+                    done = np.zeros(len(ids), dtype=bool)
+                    for p in np.flatnonzero(low).tolist():
+                        if fresh[p] == 0:
+                            done[p] = True
+                            continue
+                        Minv[p], g[p] = _variances(Q[p], u[p])
+                        fresh[p] = 0
+                        j[p] = int(g[p].argmax())
+                        gj[p] = g[p, j[p]]
+                        done[p] = gj[p] <= bound
+                if done is not None and done.any():
+                    for p in np.flatnonzero(done).tolist():
+                        out[ids[p]] = u[p, :ks[p]].copy()
+                    keep = ~done
+                    ids, ks, Q, u, Minv, g, fresh, j, gj = (x[keep] for x in (ids, ks, Q, u, Minv, g, fresh, j, gj))
+                    if len(ids) < _LOCK_STEP_UNTIL:  # the stragglers: one by one from here (the same iterations)
+                        for p in range(len(ids)):
+                            w = _frank_wolfe(Q[p].copy(), u[p].copy(), Minv[p].copy(), g[p].copy(), int(fresh[p]), tol,
+                                             max_iter - iters)
+                            out[ids[p]] = w[:ks[p]].copy()
+                        ids = ids[:0]
+                        break
+                    rows = np.arange(len(ids))
+                i = np.where(u > 0, g, np.inf).argmin(axis=1)
+                gi = g[rows, i]
+                over, under = gj - m, m - gi
+                toward = (over >= under) | (gi <= 1.0)
+                ui = u[rows, i]
+                step = np.where(toward, over / (m * (gj - 1.0)), np.minimum(under / (m * (gi - 1.0)), ui / (1.0 - ui)))
+                b = np.where(toward, step, -step)
+                a = 1.0 - b  # 1 - step toward j, 1 + step away from i (x - (-y) is x + y exactly)
+                r = np.where(toward, j, i)
+                gr = np.where(toward, gj, gi)
+                u *= a[:, None]
+                ur = u[rows, r]
+                ur += b
+                u[rows, r] = np.where(0.0 > ur, 0.0, ur)  # an away step's max(u_i, 0.0) (a step toward j leaves u_j > 0)
+                total = np.add.reduce(u, axis=1)
+                u /= total[:, None]
+                fresh += 1
+                v = np.matmul(Minv, Q[rows, r][:, :, None])  # (P, m, 1)
+                ba = b / a
+                c = ba / (1.0 + ba * gr)
+                Qv = np.matmul(Q, v)[:, :, 0]
+                v = v[:, :, 0]
+                scale = total / a
+                vv = np.multiply(v[:, :, None], v[:, None, :], out=outer[:len(ids)])
+                vv *= c[:, None, None]
+                Minv -= vv
+                Minv *= scale[:, None, None]
+                Qv *= Qv
+                Qv *= c[:, None]
+                g -= Qv
+                g *= scale[:, None]
+                if fresh.max() >= _REFRESH_EVERY:
+                    for p in np.flatnonzero(fresh >= _REFRESH_EVERY).tolist():
+                        Minv[p], g[p] = _variances(Q[p], u[p])
+                        fresh[p] = 0
+                iters += 1
+        for p in range(len(ids)):  # max_iter reached
+            out[ids[p]] = u[p, :ks[p]].copy()
+    return out  # type: ignore[return-value]
+
+
 def g_optimal_design(X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
     """Kiefer–Wolfowitz (G-/D-optimal) design over the rows of ``X``.
 
@@ -147,6 +304,30 @@ def g_optimal_design(X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -
         return np.ones(1)
     with single_thread_blas():  # small LAPACK calls: OpenBLAS's threads only wait on a busy machine
         return _d_optimal_weights(_span_coordinates(X), tol, max_iter)
+
+
+def g_optimal_designs(Xs: list[np.ndarray], tol: float = 0.01, max_iter: int = 10_000) -> list[np.ndarray]:
+    """:func:`g_optimal_design` of every arm matrix in ``Xs``, the same doubles, solved together.
+
+    The problems of one padded shape run their Frank–Wolfe iterations in lock step
+    (:func:`_d_optimal_weights_many`): a batch of seeds whose phases end in the same round
+    solves its designs in one loop instead of one loop each.
+    """
+    out: list[np.ndarray | None] = [None] * len(Xs)
+    todo, Qs = [], []
+    for n, X in enumerate(Xs):
+        X = _check_arms(X)
+        if X.shape[0] == 1:
+            out[n] = np.ones(1)
+            continue
+        todo.append(n)
+        Qs.append(X)
+    if todo:
+        with single_thread_blas():
+            lams = _d_optimal_weights_many([_span_coordinates(X) for X in Qs], tol, max_iter)
+        for n, lam in zip(todo, lams):
+            out[n] = lam
+    return out  # type: ignore[return-value]
 
 
 def design_allocation(lam: np.ndarray, n: int) -> np.ndarray:
@@ -215,10 +396,14 @@ class SharedDesigns(Designs):
     def solved(self) -> int:
         return len(self._answers)
 
+    @staticmethod
+    def _key(fn, X: np.ndarray, tol: float, max_iter: int) -> tuple:
+        return (fn.__name__, X.shape, X.tobytes(), float(tol), int(max_iter))
+
     def _answer(self, fn, X: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
         self.asked += 1
         X = np.ascontiguousarray(X, dtype=np.float64)
-        key = (fn.__name__, X.shape, X.tobytes(), float(tol), int(max_iter))
+        key = self._key(fn, X, tol, max_iter)
         lam = self._answers.get(key)
         if lam is None:
             lam = self._answers[key] = fn(X, tol, max_iter)
@@ -229,3 +414,18 @@ class SharedDesigns(Designs):
 
     def john(self, X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -> np.ndarray:
         return self._answer(john_ellipsoid_distribution, X, tol, max_iter)
+
+    def prefetch(self, Xs: list[np.ndarray], tol: float = 0.01, max_iter: int = 10_000) -> None:
+        """Solve the G-optimal designs of ``Xs`` not solved yet, together (:func:`g_optimal_designs`).
+
+        For the seeds of a batch about to ask for them one by one: their requests then
+        find the answers (the same doubles as solving each on its own); not counted as asked.
+        """
+        todo: dict[tuple, np.ndarray] = {}
+        for X in Xs:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+            key = self._key(g_optimal_design, X, tol, max_iter)
+            if key not in self._answers:
+                todo.setdefault(key, X)
+        for key, lam in zip(todo, g_optimal_designs(list(todo.values()), tol, max_iter)):
+            self._answers[key] = lam
