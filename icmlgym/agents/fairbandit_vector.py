@@ -211,10 +211,14 @@ class PhaseQueues:
     rewards go into ``(T, N)`` buffers and reach a player, as the lists it would have built
     itself, when its phase ends. A player whose ``settled`` is true plays its one arm for the
     rest of the episode and is not asked again. The players' ``choose`` for round ``t0`` has run.
+    ``ahead``, if given, is called with the seeds whose phases end in a round, after their
+    pulls reached them and before their ``choose`` runs (to solve their next designs together).
     """
 
-    def __init__(self, players: Sequence[Any], choose: Sequence[Callable[[], int]], t0: int, horizon: int) -> None:
+    def __init__(self, players: Sequence[Any], choose: Sequence[Callable[[], int]], t0: int, horizon: int,
+                 ahead: Callable[[list[int]], None] | None = None) -> None:
         self.players, self.choose = list(players), list(choose)
+        self.ahead = ahead
         n = len(self.players)
         self.horizon = int(horizon)
         self.arms = np.zeros((self.horizon, n), dtype=np.int64)
@@ -249,10 +253,14 @@ class PhaseQueues:
     def actions(self, t: int) -> np.ndarray:
         """Every seed's arm for round ``t`` (rounds come in order)."""
         if t >= self.w1:
-            for i in np.flatnonzero(self.end <= t).tolist():
+            ending = np.flatnonzero(self.end <= t).tolist()
+            for i in ending:
                 p, s = self.players[i], int(self.start[i])
                 p._pulled, p._rewards = self.arms[s:t, i].tolist(), self.rewards[s:t, i].tolist()
                 p.pos = len(p.queue)
+            if self.ahead is not None:
+                self.ahead(ending)
+            for i in ending:
                 self.choose[i]()  # ends the phase and starts the next (whose first entry is round t)
                 self.start[i] = t
                 self._follow(i, t)
@@ -308,9 +316,17 @@ class VectorFairLinBandit(VectorLinearBanditAgent):
         else:
             self.pe = [PhasedEliminationCore(self.X, a, self.noise_sd, self.delta, eps0=max(e, 1e-3), designs=self.designs)
                        for a, e in zip(actives, eps0s)]
+            self.designs.prefetch([self.X[a] for a in actives if len(a) > 1])  # every seed's first design, together
             for c in self.pe:
                 c.choose()  # round t1: the first phase
-            self.phases = PhaseQueues(self.pe, [c.choose for c in self.pe], self.t, self.T)
+            self.phases = PhaseQueues(self.pe, [c.choose for c in self.pe], self.t, self.T, ahead=self._next_designs)
+
+    def _next_designs(self, seeds: list[int]) -> None:
+        """End the phases of ``seeds`` and solve their next phases' designs together."""
+        cores = [self.pe[i] for i in seeds]
+        for c in cores:
+            c._end_phase()
+        self.designs.prefetch([c.X[c.active] for c in cores if len(c.active) > 1])
 
     def _choose(self) -> np.ndarray:
         if self.t < self.t1:

@@ -123,6 +123,7 @@ class PhasedEliminationCore:
         self._rewards: list[float] = []
         self.design_calls = 0
         self.eliminated_history: list[int] = []
+        self._ended = 0  # the last phase whose end has run
 
     def _start_phase(self) -> None:
         self.phase += 1
@@ -146,6 +147,9 @@ class PhasedEliminationCore:
         self._pulled, self._rewards = [], []
 
     def _end_phase(self) -> None:
+        if self._ended == self.phase:  # ended ahead of its ``choose`` (a batch solving its seeds' next designs together)
+            return
+        self._ended = self.phase
         if len(self.active) > 1 and self._pulled:
             idx = np.asarray(self._pulled)
             Xp = self.X[idx]

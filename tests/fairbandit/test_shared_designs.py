@@ -90,3 +90,22 @@ def test_a_batch_memo_does_not_reach_single_runs(monkeypatch) -> None:
     monkeypatch.setattr(design, "g_optimal_design", lambda X, *a: solved.append(len(X)) or real(X, *a))
     execute(tasks[0])  # after the batch, in the same process: the single run solves its own designs
     assert solved and solved[0] == 40
+
+
+def test_prefetched_designs_are_the_direct_doubles_and_not_asked() -> None:
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(40, 4))
+    subsets = [X[np.sort(rng.choice(40, size=int(rng.integers(5, 40)), replace=False))] for _ in range(8)]
+    shared = SharedDesigns()
+    shared.prefetch(subsets + subsets[:2] + [X[:1]])
+    assert (shared.asked, shared.solved) == (0, 9)  # the repeats solved once; nothing asked yet
+    assert [shared.g_optimal(S).tobytes() for S in subsets] == [g_optimal_design(S).tobytes() for S in subsets]
+    assert (shared.asked, shared.solved) == (8, 9)
+
+
+def test_a_batch_solves_its_seeds_designs_in_lock_step(spies, monkeypatch) -> None:
+    groups = []
+    real = design._d_optimal_weights_many
+    monkeypatch.setattr(design, "_d_optimal_weights_many", lambda Qs, *a: groups.append(len(Qs)) or real(Qs, *a))
+    assert_batched_equals_single(monkeypatch, "fairbandit-fairlin-pe", {"horizon": 400, "n_arms": 40, "dim": 5}, seeds=list(range(16)))
+    assert max(groups) >= design._LOCK_STEP_FROM  # some phase end had that many distinct problems of one shape
