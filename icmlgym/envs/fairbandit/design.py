@@ -22,6 +22,11 @@ The agents ask for designs through a :class:`Designs` object: :data:`DIRECT` sol
 request (a single run), :class:`SharedDesigns` solves each distinct problem once and hands
 every later request a copy (a batch of seeds over one arm matrix, whose seeds often ask for
 the same design; both functions are deterministic, so the copy holds the very same doubles).
+:meth:`SharedDesigns.prefetch` hands a batch's distinct unsolved problems to
+:func:`g_optimal_designs`, which runs problems of one padded shape in lock step (one array
+operation per iteration for all of them) and returns the same doubles as
+:func:`g_optimal_design` one by one: every problem is solved on zero rows padded up to
+:func:`padded_rows`, in a single run too, so both paths do the same arithmetic.
 """
 
 from __future__ import annotations
