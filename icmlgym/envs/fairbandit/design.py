@@ -304,11 +304,7 @@ def g_optimal_design(X: np.ndarray, tol: float = 0.01, max_iter: int = 10_000) -
     Returns:
         ``lam``, shape (K,), a probability vector.
     """
-    X = _check_arms(X)
-    if X.shape[0] == 1:
-        return np.ones(1)
-    with single_thread_blas():  # small LAPACK calls: OpenBLAS's threads only wait on a busy machine
-        return _d_optimal_weights(_span_coordinates(X), tol, max_iter)
+    return g_optimal_designs([X], tol, max_iter)[0]  # one problem: solved on its own, not in lock step
 
 
 def g_optimal_designs(Xs: list[np.ndarray], tol: float = 0.01, max_iter: int = 10_000) -> list[np.ndarray]:
@@ -328,7 +324,7 @@ def g_optimal_designs(Xs: list[np.ndarray], tol: float = 0.01, max_iter: int = 1
         todo.append(n)
         Qs.append(X)
     if todo:
-        with single_thread_blas():
+        with single_thread_blas():  # small LAPACK calls: OpenBLAS's threads only wait on a busy machine
             lams = _d_optimal_weights_many([_span_coordinates(X) for X in Qs], tol, max_iter)
         for n, lam in zip(todo, lams):
             out[n] = lam
