@@ -253,24 +253,40 @@ class PhaseQueues:
     def actions(self, t: int) -> np.ndarray:
         """Every seed's arm for round ``t`` (rounds come in order)."""
         if t >= self.w1:
-            ending = np.flatnonzero(self.end <= t).tolist()
-            for i in ending:
-                p, s = self.players[i], int(self.start[i])
-                p._pulled, p._rewards = self.arms[s:t, i].tolist(), self.rewards[s:t, i].tolist()
-                p.pos = len(p.queue)
-            if self.ahead is not None:
-                self.ahead(ending)
-            for i in ending:
-                self.choose[i]()  # ends the phase and starts the next (whose first entry is round t)
-                self.start[i] = t
-                self._follow(i, t)
-            self._slab(t)
+            self._phase_ends(t)
         return self.slab[t - self.w0].copy()
+
+    def block(self, t: int, limit: int) -> np.ndarray:
+        """Every seed's arms for rounds ``t, t + 1, ...``, ``(B, N)``: up to the next phase end of any seed, at most
+        ``limit`` (>= 1) rounds. No seed's arm in them depends on their rewards (see :meth:`observe_block`)."""
+        if t >= self.w1:
+            self._phase_ends(t)
+        return self.slab[t - self.w0:min(self.w1, t + limit) - self.w0].copy()
+
+    def _phase_ends(self, t: int) -> None:
+        """End the phases that end at round ``t`` (their pulls up to round ``t - 1`` observed) and start the next."""
+        ending = np.flatnonzero(self.end <= t).tolist()
+        for i in ending:
+            p, s = self.players[i], int(self.start[i])
+            p._pulled, p._rewards = self.arms[s:t, i].tolist(), self.rewards[s:t, i].tolist()
+            p.pos = len(p.queue)
+        if self.ahead is not None:
+            self.ahead(ending)
+        for i in ending:
+            self.choose[i]()  # ends the phase and starts the next (whose first entry is round t)
+            self.start[i] = t
+            self._follow(i, t)
+        self._slab(t)
 
     def observe(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:
         """Round ``t``'s pulls and rewards, for the players' phase ends."""
         self.arms[t] = arms
         self.rewards[t] = rewards
+
+    def observe_block(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:
+        """Rounds ``t, ..., t + B - 1``'s pulls and rewards (``(B, N)`` each), as ``B`` :meth:`observe` calls."""
+        self.arms[t:t + len(arms)] = arms
+        self.rewards[t:t + len(arms)] = rewards
 
 
 class VectorFairLinBandit(VectorLinearBanditAgent):
@@ -343,6 +359,33 @@ class VectorFairLinBandit(VectorLinearBanditAgent):
         else:
             self.phases.observe(self.t, arms, rewards)
 
+    def act_block(self, limit: int) -> np.ndarray | None:
+        """The next rounds' arms, ``(B, N)`` with ``1 <= B <= limit``, where none depends on what those rounds return:
+        the rest of the exploration queue, then phased elimination's rounds up to the next phase end of any seed.
+        None before the first :meth:`act` (which reads the arms) and under the UCB base (each round's choice
+        reads the last reward). See :mod:`icmlgym.agents.vector`."""
+        if not self._ready:
+            return None
+        if self.t < self.t1:
+            return self.queue[self.t:min(self.t1, self.t + limit)].copy()
+        if self.ucb is None and self.pe is None:
+            self._start_base()
+        if self.ucb is not None:
+            return None
+        return self.phases.block(self.t, limit)
+
+    def update_block(self, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """The rounds of a block from :meth:`act_block` (``(B, N)`` arms and rewards), as ``B`` :meth:`update` calls."""
+        arms, rewards = np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=np.float64)
+        n = 0
+        while n < len(arms) and (self.t < self.t1 or self.phases is None):  # ridge updates: one round at a time
+            self.stats.add(arms[n], rewards[n])
+            self.t += 1
+            n += 1
+        if n < len(arms):
+            self.phases.observe_block(self.t, arms[n:], rewards[n:])
+            self.t += len(arms) - n
+
 
 class VectorFairLinBanditUCB(VectorFairLinBandit):
     """N seeds of :class:`~icmlgym.agents.fairbandit.FairLinBanditUCB`."""
@@ -403,6 +446,16 @@ class PerSeedLinearAgents(PerSeedAgents):
         if self.phases is not None:
             return self.phases.actions(self.t)
         return np.array([a._choose() for a in self.agents], dtype=np.int64)
+
+    def act_block(self, limit: int) -> np.ndarray | None:
+        """The next rounds' arms from the players' phase queues (:meth:`PhaseQueues.block`), or None where the
+        agents are stepped (and before the first :meth:`act`). See :mod:`icmlgym.agents.vector`."""
+        return None if self.phases is None else self.phases.block(self.t, limit)
+
+    def update_block(self, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """The rounds of a block from :meth:`act_block`, as ``B`` :meth:`update` calls."""
+        self.phases.observe_block(self.t, np.asarray(actions), np.asarray(rewards, dtype=np.float64))
+        self.t += len(actions)
 
     def update(self, obs, actions, rewards, next_obs, terminated, truncated, info) -> None:
         if self.phases is not None:

@@ -15,6 +15,17 @@ Protocol (arrays have the seeds on axis 0)::
     actions = agent.act(obs, info)           # obs: (N, ...) -> actions: (N, ...)
     agent.update(obs, actions, rewards, next_obs, terminated, truncated, info)
 
+**Blocks of rounds** (optional). A twin whose next actions do not depend on what the
+coming rounds return (the rounds of a phase queue: phased elimination, LinNash) may offer
+them a block at a time::
+
+    actions = agent.act_block(limit)        # (B, N), 1 <= B <= limit, or None: use act
+    agent.update_block(actions, rewards)    # rewards (B, N): the B rounds, as B update calls
+
+The runner's batched loop uses them with a vector env that has ``step_block``
+(:mod:`icmlgym.runner.batched`); ``update_block`` gets no observations or infos, so only a
+twin whose updates read actions and rewards alone offers blocks.
+
 **Seeds that end early.** A vector env with ``ragged_ends = True`` (see
 :mod:`icmlgym.runner.batched`) lets its sub-envs end at different steps. The runner still
 calls ``act`` and ``update`` with all N rows until the last seed ends; once

@@ -1,8 +1,9 @@
-"""Seeds of a vector env's sub-envs, as Gymnasium's vector envs read ``reset(seed=...)``."""
+"""What every vector env checks: its ``num_envs``, its sub-envs' seeds (as Gymnasium's vector envs read
+``reset(seed=...)``) and a step's ``Discrete`` actions."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -12,6 +13,23 @@ def checked_num_envs(num_envs: int) -> int:
     if int(num_envs) < 1:
         raise ValueError(f"num_envs must be at least 1, got {num_envs}")
     return int(num_envs)
+
+
+_MAXIMUM = np.maximum.reduce
+
+
+def discrete_actions(actions: Any, shape: tuple[int, ...], n: int) -> np.ndarray | None:
+    """``actions`` as an integer array of ``shape`` with every entry in ``[0, n)``, or None where they are not.
+
+    int64 arrays (what the agents return) cost one reduce: viewed as unsigned, a negative entry is huge."""
+    a = actions if type(actions) is np.ndarray else np.asarray(actions)
+    if a.shape != shape or a.size == 0:
+        return a if a.shape == shape else None
+    if a.dtype == np.int64:
+        return a if _MAXIMUM(a.view(np.uint64), axis=None) < n else None
+    if a.dtype.kind in "iu" and int(a.min()) >= 0 and int(a.max()) < n:
+        return a
+    return None
 
 
 def sub_env_seeds(seed: int | Sequence[int] | None, num_envs: int) -> list[int | None]:

@@ -32,6 +32,15 @@ seed's players on axis 1 and the agent's joint twin (what a single run plays,
 loop is :func:`icmlgym.runner.batched_multi.multi_episode` (RepeatedGame-v0 with
 ``games-hedge`` / ``games-ftrl-euclidean``, ``tests/games/test_repeated_vector.py``).
 
+**Blocks of steps.** A vector env with ``step_block(actions)`` (``actions`` of shape ``(B, N)``:
+``B`` steps in one call, rewards ``(B, N)``, the rest of the return the last step's) and
+``steps_left``, played by a twin with ``act_block(limit)`` and ``update_block(actions,
+rewards)`` (:mod:`icmlgym.agents.vector`), is stepped a block at a time wherever the twin's
+``act_block`` returns its next rounds' actions (rounds whose actions do not depend on what
+they return: a phase of phased elimination), and a step at a time where it returns None.
+Returns add up step by step within a block, so the records are the same doubles
+(``tests/core/test_batched.py``). Not for ragged envs.
+
 A group falls back to single runs (same records, no speed-up) when the env or
 the agent has no vector form, the agent trains, the env has a time limit from its
 spec, or anything in the batch raises (so failures are recorded exactly as
@@ -132,6 +141,15 @@ def why_not_batched(c: TaskCard, loaded: LoadedAgent) -> str:
     return ""
 
 
+def _blocks(venv, agent, ragged: bool) -> tuple[Any, Any, Any]:
+    """The agent's ``act_block`` / ``update_block`` and the env's ``step_block`` where all three exist (else Nones):
+    blocks of steps whose actions do not depend on what they return, one call each (see the module docstring)."""
+    names = (getattr(agent, "act_block", None), getattr(agent, "update_block", None), getattr(venv, "step_block", None))
+    if ragged or any(f is None for f in names) or not hasattr(venv, "steps_left"):
+        return None, None, None
+    return names
+
+
 def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, max_steps: int | None) -> list[EpisodeRecord]:
     t0 = time.perf_counter()
     n = len(seeds)
@@ -145,18 +163,34 @@ def _batched_episode(venv, agent, seeds: list[int], spec: AgentSpec, ep: int, ma
     all_running = True  # until the first seed ends, a step needs no masks
     steps = 0
     act, update, step = agent.act, agent.update, venv.step
+    act_block, update_block, step_block = _blocks(venv, agent, ragged)
     while True:
-        actions = act(obs, info)
-        next_obs, rewards, terminated, truncated, info = step(actions)
-        steps += 1
+        block = None
+        if act_block is not None:
+            room = venv.steps_left if max_steps is None else min(venv.steps_left, max_steps - steps)
+            block = act_block(room) if room > 0 else None
+        if block is None:
+            actions = act(obs, info)
+            next_obs, rewards, terminated, truncated, info = step(actions)
+            steps += 1
+        else:
+            next_obs, rewards, terminated, truncated, info = step_block(block)
+            steps += len(block)
         ended = np.logical_or(terminated, truncated)
         cut = max_steps is not None and steps >= max_steps
         if cut:
             truncated = np.ones(n, dtype=bool)
-        update(obs, actions, rewards, next_obs, terminated, truncated, info)
+        if block is None:
+            update(obs, actions, rewards, next_obs, terminated, truncated, info)
+        else:
+            update_block(block, rewards)
         obs = next_obs
         if all_running:
-            ret += rewards
+            if block is None:
+                ret += rewards
+            else:
+                for r in rewards:  # step by step, as the returns of single runs add up
+                    ret += r
             n_ended = np.count_nonzero(ended)
             if not n_ended and not cut:
                 continue

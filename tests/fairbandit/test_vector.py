@@ -157,3 +157,76 @@ def test_batched_on_the_process_executor_equals_single_runs() -> None:
     single = icmlgym.run(ENV, "fairbandit-linucb", seeds=3, env_kwargs=kw)
     records = icmlgym.run(ENV, "fairbandit-linucb", seeds=3, env_kwargs=kw, executor="process", workers=1, batch_seeds=True)
     assert [comparable(r) for r in records] == [comparable(r) for r in single]
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "bernoulli", "clipped"])
+def test_step_block_equals_its_steps(noise: str) -> None:
+    kw = {"horizon": 60, "n_arms": 12, "dim": 3, "noise": noise}
+    seeds = [3, 4, 5, 6]
+    stepped, blocked = FairLinearBanditVectorEnv(num_envs=4, **kw), FairLinearBanditVectorEnv(num_envs=4, **kw)
+    stepped.reset(seed=seeds)
+    blocked.reset(seed=seeds)
+    actions = np.random.default_rng(1).integers(0, 12, (60, 4))
+    t = 0
+    for size in (1, 7, 20, 32):  # the last block ends the episodes
+        assert blocked.steps_left == 60 - t
+        obs_b, r_b, term_b, trunc_b, info_b = blocked.step_block(actions[t:t + size])
+        assert r_b.shape == (size, 4)
+        for s in range(size):
+            obs, r, term, trunc, info = stepped.step(actions[t + s])
+            assert r.tobytes() == r_b[s].tobytes()
+        t += size
+        assert obs["last_reward"].tobytes() == obs_b["last_reward"].tobytes()
+        assert np.array_equal(term, term_b) and np.array_equal(trunc, trunc_b)
+        assert np.array_equal(info["cost"]["env_steps"], info_b["cost"]["env_steps"])
+    assert trunc_b.all() and blocked.steps_left == 0
+    assert {k: v.tobytes() for k, v in info["metrics"].items()} == {k: v.tobytes() for k, v in info_b["metrics"].items()}
+    for k, v in info["regret_curve"][2].items():
+        assert np.array_equal(info_b["regret_curve"][2][k], v)
+
+
+def test_step_block_rejects_bad_blocks() -> None:
+    env = FairLinearBanditVectorEnv(num_envs=3, horizon=5, n_arms=10, dim=3)
+    assert env.steps_left == 0  # before reset
+    env.reset(seed=[1, 2, 3])
+    for bad in (np.zeros(3, dtype=np.int64), np.zeros((0, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.int64),
+                np.array([[0, 1, 10]]), np.array([[0, -1, 2]]), np.array([[0.0, 1.0, 2.0]])):
+        with pytest.raises(ValueError, match="block of actions"):
+            env.step_block(bad)
+    with pytest.raises(ValueError, match="crosses the horizon: 5 steps are left"):
+        env.step_block(np.zeros((6, 3), dtype=np.int64))
+    env.step_block(np.array([[0, 1, 9]] * 5, dtype=np.int32))
+    with pytest.raises(RuntimeError, match="ended"):
+        env.step_block(np.zeros((1, 3), dtype=np.int64))
+
+
+@pytest.mark.parametrize(("agent", "max_steps"), [("fairbandit-fairlin-pe", None), ("fairbandit-fairlin-pe", 333),
+                                                  ("fairbandit-linnash", None), ("fairbandit-pe", 250)])
+def test_blocks_of_steps_give_the_records_of_steps(agent: str, max_steps, monkeypatch) -> None:
+    # the batched loop steps phase queues a block at a time: the same episodes as stepping them one by one
+    from icmlgym.agents.loading import load_agent
+    from icmlgym.agents.protocol import AgentSpec
+    from icmlgym.agents.vector import vector_class
+
+    kw = {"horizon": 500, "n_arms": 30, "dim": 4}
+    seeds = list(range(6))
+    calls = []
+
+    def episode(blocks: bool):
+        venv = FairLinearBanditVectorEnv(num_envs=len(seeds), **kw)
+        if blocks:
+            step_block = venv.step_block
+            venv.step_block = lambda a: calls.append(len(a)) or step_block(a)
+        else:
+            venv.step_block = None
+        loaded = load_agent(agent)
+        twin = vector_class(loaded.cls)(**loaded.kwargs)
+        spec = AgentSpec(ENV, venv.single_observation_space, venv.single_action_space, None, kw, "smoke", 0, None, "cpu")
+        return batched._batched_episode(venv, twin, seeds, spec, 0, max_steps)
+
+    stepped, blocked = episode(False), episode(True)
+    assert len(calls) >= 2 and sum(calls) > 200  # most rounds came in blocks, across phase ends
+    for s, b in zip(stepped, blocked):
+        s.wall_time = b.wall_time = 0.0
+        assert s == b
+    assert blocked[0].length == (max_steps or kw["horizon"])

@@ -26,7 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.bandit.bernoulli_bandit import BernoulliBanditEnv
-from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, discrete_actions, sub_env_seeds
 
 
 class BernoulliBanditVectorEnv(VectorEnv):
@@ -50,7 +50,6 @@ class BernoulliBanditVectorEnv(VectorEnv):
         self._pulls = np.zeros((self.horizon, self.num_envs), dtype=np.intp)
         self._rows = np.arange(self.num_envs)
         self._shape = (self.num_envs,)
-        self._n_arms = np.uint64(self.single.n_arms)
         # terminated / truncated flags: the same two read-only arrays every step
         self._false, self._true = np.zeros(self.num_envs, dtype=bool), np.ones(self.num_envs, dtype=bool)
         self._false.flags.writeable = self._true.flags.writeable = False
@@ -69,10 +68,8 @@ class BernoulliBanditVectorEnv(VectorEnv):
         return obs, {"cost": {"env_steps": np.zeros(self.num_envs, dtype=np.int64)}}
 
     def step(self, actions: Any):
-        a = np.asarray(actions)
-        if a.shape != self._shape or not (
-            np.count_nonzero(a.view(np.uint64) < self._n_arms) == self.num_envs if a.dtype == np.int64 else self._in_range(a)
-        ):
+        a = discrete_actions(actions, self._shape, self.single.n_arms)
+        if a is None:
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         means = self.means[a]
         if self._ended:
@@ -97,12 +94,6 @@ class BernoulliBanditVectorEnv(VectorEnv):
                 "optimal_arm_fraction": np.count_nonzero(gaps == 0.0, axis=0) / self._t,
             }
         return obs, rewards, self._false, self._true if truncated else self._false, info
-
-    def _in_range(self, a: np.ndarray) -> bool:
-        """Every action an integer arm index in ``[0, n_arms)`` (int64: one comparison, negatives read as huge unsigned)."""
-        if a.dtype == np.int64:
-            return np.count_nonzero(a.view(np.uint64) < self._n_arms) == a.size
-        return a.dtype.kind in "iu" and (a.size == 0 or (int(a.min()) >= 0 and int(a.max()) < self.single.n_arms))
 
 
 __all__ = ["BernoulliBanditVectorEnv"]

@@ -33,7 +33,7 @@ from gymnasium.vector.utils import batch_space
 
 from icmlgym.envs.fairbandit.fair_linear_bandit import FairLinearBanditEnv
 from icmlgym.envs.fairbandit.pmeans import block_metrics_rows, pmeans_metrics_rows
-from icmlgym.envs.vector_seeds import checked_num_envs, sub_env_seeds
+from icmlgym.envs.vector_seeds import checked_num_envs, discrete_actions, sub_env_seeds
 
 
 class FairLinearBanditVectorEnv(VectorEnv):
@@ -55,7 +55,6 @@ class FairLinearBanditVectorEnv(VectorEnv):
         self._draws = np.zeros((self.horizon, self.num_envs))  # step-major: one step's draws are contiguous
         self._pulls = np.zeros((self.horizon, self.num_envs), dtype=np.intp)
         self._shape = (self.num_envs,)
-        self._n_arms = np.uint64(self.n_arms)
         self._false, self._true = np.zeros(self.num_envs, dtype=bool), np.ones(self.num_envs, dtype=bool)
         self._false.flags.writeable = self._true.flags.writeable = False
         self._t = 0
@@ -84,21 +83,55 @@ class FairLinearBanditVectorEnv(VectorEnv):
         return self._obs(np.zeros(n)), info
 
     def step(self, actions: Any):
-        a = np.asarray(actions)
-        if a.shape != self._shape or not self._in_range(a):
+        a = discrete_actions(actions, self._shape, self.n_arms)
+        if a is None:
             raise ValueError(f"actions {actions!r} are not in the action space {self.action_space}")
         if self._ended:
             raise RuntimeError("step() called after the episodes ended (or before reset); call reset()")
-        means = self.means[a]
-        draws = self._draws[self._t]
-        if self.noise == "gaussian":
-            rewards = means + draws
-        elif self.noise == "bernoulli":
-            rewards = (draws < means).astype(np.float64)
-        else:
-            rewards = np.maximum(0.0, means + draws)  # means > 0: a sum is never -0.0, so max(0.0, .) agrees
+        rewards = self._rewards(a, self._draws[self._t])
         self._pulls[self._t] = a
         self._t += 1
+        return self._stepped(rewards, rewards)
+
+    @property
+    def steps_left(self) -> int:
+        """Steps to the horizon (0 once the episodes ended or before reset): the longest block :meth:`step_block` takes."""
+        return 0 if self._ended else self.horizon - self._t
+
+    def step_block(self, actions: Any):
+        """``B`` steps in one call: ``actions`` is ``(B, num_envs)``, row ``s`` the actions of the ``s``-th step.
+
+        The rewards are the ``B`` :meth:`step` calls' (the same elementwise arithmetic on the same
+        draws), returned as one ``(B, num_envs)`` array; the observation, ``terminated``,
+        ``truncated`` and ``info`` are those of the block's last step. For an agent whose next
+        actions do not depend on what the coming steps return (a phase of phased elimination):
+        the batched runner steps such a phase in one call (:mod:`icmlgym.runner.batched`). A
+        block must not cross the horizon (:attr:`steps_left`)."""
+        a = actions if type(actions) is np.ndarray else np.asarray(actions)
+        if a.ndim != 2 or len(a) < 1 or discrete_actions(a, (len(a), self.num_envs), self.n_arms) is None:
+            raise ValueError(f"a block of actions must be a (steps, {self.num_envs}) array of arms in "
+                             f"[0, {self.n_arms}), got {actions!r}")
+        if self._ended:
+            raise RuntimeError("step_block() called after the episodes ended (or before reset); call reset()")
+        t, n = self._t, len(a)
+        if n > self.horizon - t:
+            raise ValueError(f"a block of {n} steps crosses the horizon: {self.horizon - t} steps are left")
+        rewards = self._rewards(a, self._draws[t:t + n])
+        self._pulls[t:t + n] = a
+        self._t = t + n
+        return self._stepped(rewards[-1], rewards)
+
+    def _rewards(self, a: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """The rewards of arms ``a`` on ``draws`` (one step's, or a block's of the same shape)."""
+        means = self.means[a]
+        if self.noise == "gaussian":
+            return means + draws
+        if self.noise == "bernoulli":
+            return (draws < means).astype(np.float64)
+        return np.maximum(0.0, means + draws)  # means > 0: a sum is never -0.0, so max(0.0, .) agrees
+
+    def _stepped(self, last: np.ndarray, rewards: np.ndarray):
+        """The step's return: observation of the ``last`` rewards, ``rewards`` as given, the end's metrics."""
         truncated = self._t >= self.horizon
         steps = np.empty(self.num_envs, dtype=np.int64)
         steps.fill(self._t)
@@ -106,7 +139,7 @@ class FairLinearBanditVectorEnv(VectorEnv):
         if truncated:
             self._ended = True
             info["metrics"], info["regret_curve"] = self._metrics()
-        return self._obs(rewards), rewards, self._false, self._true if truncated else self._false, info
+        return self._obs(last), rewards, self._false, self._true if truncated else self._false, info
 
     def _metrics(self) -> tuple[dict[str, np.ndarray], "RegretCurves"]:
         """The single env's :meth:`~FairLinearBanditEnv.metrics` of every sub-env, as one array per metric.
@@ -130,12 +163,6 @@ class FairLinearBanditVectorEnv(VectorEnv):
         s._t = expected.shape[1]
         s._expected = expected[i].copy()
         s._optimal_pulls = int(np.count_nonzero(expected[i] == self.optimum))
-
-    def _in_range(self, a: np.ndarray) -> bool:
-        """Every action an integer arm index in ``[0, n_arms)`` (int64: one comparison, negatives read as huge unsigned)."""
-        if a.dtype == np.int64:
-            return np.count_nonzero(a.view(np.uint64) < self._n_arms) == a.size
-        return a.dtype.kind in "iu" and (a.size == 0 or (int(a.min()) >= 0 and int(a.max()) < self.n_arms))
 
     def close(self, **kwargs: Any) -> None:
         self.single.close()
