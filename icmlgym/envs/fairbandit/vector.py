@@ -19,6 +19,10 @@ follows Gymnasium's vector convention: ``info["cost"]["env_steps"]`` and the res
 ``horizon``, ``n_arms``, ``dim`` are arrays, and at the end ``info["metrics"]`` holds one
 array per metric and ``info["regret_curve"]`` a sequence of the sub-envs' single-env curves
 (each computed when read: the runner records scalar metrics only).
+
+Beyond Gymnasium's API, :meth:`~FairLinearBanditVectorEnv.step_block` plays ``B`` steps of
+given actions in one call (the same rewards as ``B`` steps), for the batched runner's blocks
+of rounds whose actions do not depend on what they return (:mod:`icmlgym.runner.batched`).
 """
 
 from __future__ import annotations
