@@ -220,7 +220,7 @@ def benchmark(
     resume: bool = typer.Option(False, "--resume", hidden=True, help="Skip stored seeds (the default; kept for old scripts)."),
     device: str = typer.Option("cpu", help="Torch device for agents that use torch: cpu, cuda or auto."),
     store: Optional[str] = typer.Option(None, help="Leaderboard store URL or file (default ./icmlgym-results/leaderboard.db or $ICMLGYM_HOME)."),
-    batch_seeds: bool = typer.Option(False, "--batch-seeds", help="Play each entry's seeds in one vector env where the env and agent have vector forms (the same records, many times faster on cheap envs; not with --executor ray)."),
+    batch_seeds: Optional[bool] = typer.Option(None, "--batch-seeds/--no-batch-seeds", help="Play each entry's seeds in one vector env where the env and agent have vector forms (the same records, faster on cheap envs). Default: on, except with --executor ray (which cannot) and --isolate."),
     isolate: bool = typer.Option(False, "--isolate", help="Run the agent in a sandbox, reached through the evaluator's channel, as submit does (public seeds: the same metrics as a local run). See docs/security.md."),
     sandbox: str = typer.Option("auto", help="With --isolate: auto (bubblewrap when available), bwrap or none."),
 ) -> None:
@@ -267,6 +267,8 @@ def benchmark(
         typer.echo(f"skipped {s}", err=True)
     if not tasks:
         fail(f"nothing to run: no installed env in suite {suite!r} has the agents asked for")
+    if batch_seeds is None:  # the main job batches where it can: the same records, less per-run overhead
+        batch_seeds = executor != "ray" and not isolate
     if executor == "process" and not isolate:
         from icmlgym.runner.worker import start_server
 

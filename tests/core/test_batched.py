@@ -164,3 +164,31 @@ def test_episode_seeds_equal_episode_seed_seed_by_seed() -> None:
         for stream in ("env", "agent", "train"):
             assert episode_seeds(seeds, episode, stream) == [episode_seed(s, episode, stream) for s in seeds]
     assert episode_seeds([], 0, "env") == []
+
+
+def test_the_main_job_batches_seeds_by_default(tmp_path, monkeypatch) -> None:
+    """`icmlgym benchmark` plays each entry's seeds in one vector env unless told not to: the same records."""
+    from typer.testing import CliRunner
+
+    from icmlgym.cli import app
+    from icmlgym.leaderboard.store import Store
+    from icmlgym.runner import executors
+
+    batches = []
+    real = executors.execute_batch
+    monkeypatch.setattr(executors, "execute_batch", lambda b: batches.append(len(b.tasks)) or real(b))
+    stores = {}
+    for flags in ([], ["--no-batch-seeds"]):
+        path = tmp_path / f"lb{len(stores)}.db"
+        r = CliRunner().invoke(app, ["benchmark", "--suite", "bandit", "--seeds", "2", "--executor", "inprocess",
+                                     "--store", str(path), *flags])
+        assert r.exit_code == 0, r.output
+        stores[tuple(flags)] = {rec.run_key: comparable(rec) for rec in Store(path).iter_records()}
+    assert batches and set(batches) == {2}  # the default run batched every entry's two seeds, the other none
+    default, single = stores[()], stores[("--no-batch-seeds",)]
+    assert len(default) == 8 and default.keys() == single.keys()
+    for key in default:
+        a, b = dict(default[key]), dict(single[key])
+        for d in (a, b):
+            d.pop("cost", None), d.pop("hardware", None)  # the batch's measured wall and CPU are divided among its seeds
+        assert a == b

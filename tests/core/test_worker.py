@@ -228,7 +228,7 @@ def test_benchmark_on_the_process_executor_with_its_server_started_early(tmp_pat
     import subprocess
 
     env = {**os.environ, "ICMLGYM_HOME": str(tmp_path / "home"), "ICMLGYM_TRACE": str(tmp_path / "trace")}
-    r = subprocess.run([sys.executable, "-m", "icmlgym.cli", "benchmark", "--suite", "bandit", "--seeds", "2", "--workers", "2",
+    r = subprocess.run([sys.executable, "-m", "icmlgym.cli", "benchmark", "--suite", "bandit", "--seeds", "2", "--workers", "2", "--no-batch-seeds",
                         "--store", str(tmp_path / "lb.db")], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "8 run(s) (0 not ok)" in r.stderr, r.stderr[-2000:]
