@@ -39,7 +39,7 @@ rewards)`` (:mod:`icmlgym.agents.vector`), is stepped a block at a time wherever
 ``act_block`` returns its next rounds' actions (rounds whose actions do not depend on what
 they return: a phase of phased elimination), and a step at a time where it returns None.
 Returns add up step by step within a block, so the records are the same doubles
-(``tests/core/test_batched.py``). Not for ragged envs.
+(``tests/fairbandit/test_vector.py``). Not for ragged envs.
 
 A group falls back to single runs (same records, no speed-up) when the env or
 the agent has no vector form, the agent trains, the env has a time limit from its
