@@ -23,8 +23,10 @@ def discrete_actions(actions: Any, shape: tuple[int, ...], n: int) -> np.ndarray
 
     int64 arrays (what the agents return) cost one reduce: viewed as unsigned, a negative entry is huge."""
     a = actions if type(actions) is np.ndarray else np.asarray(actions)
-    if a.shape != shape or a.size == 0:
-        return a if a.shape == shape else None
+    if a.shape != shape:
+        return None
+    if a.size == 0:
+        return a if a.dtype.kind in "iu" else None
     if a.dtype == np.int64:
         return a if _MAXIMUM(a.view(np.uint64), axis=None) < n else None
     if a.dtype.kind in "iu" and int(a.min()) >= 0 and int(a.max()) < n:

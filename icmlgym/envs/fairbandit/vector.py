@@ -111,7 +111,7 @@ class FairLinearBanditVectorEnv(VectorEnv):
         actions do not depend on what the coming steps return (a phase of phased elimination):
         the batched runner steps such a phase in one call (:mod:`icmlgym.runner.batched`). A
         block must not cross the horizon (:attr:`steps_left`)."""
-        a = actions if type(actions) is np.ndarray else np.asarray(actions)
+        a = np.asarray(actions)
         if a.ndim != 2 or len(a) < 1 or discrete_actions(a, (len(a), self.num_envs), self.n_arms) is None:
             raise ValueError(f"a block of actions must be a (steps, {self.num_envs}) array of arms in "
                              f"[0, {self.n_arms}), got {actions!r}")
