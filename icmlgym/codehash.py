@@ -23,6 +23,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -52,12 +53,18 @@ def _is_package(path: Path) -> bool:
     return path.name == "__init__.py"
 
 
+# CPython 3.11's AST construction is not safe in concurrent threads (python/cpython#106905: a spurious
+# "AST constructor recursion depth mismatch" SystemError); threads of one process hash code one at a time
+_PARSE_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=4096)
 def _parse_imports(path: str, mtime_ns: int, module: str, is_pkg: bool) -> tuple[bytes, tuple[str, ...]]:
     """(source bytes, icmlgym modules named by its imports); cached per file version."""
     data = Path(path).read_bytes()
     try:
-        tree = ast.parse(data)
+        with _PARSE_LOCK:
+            tree = ast.parse(data)
     except SyntaxError:
         return data, ()
     package = module if is_pkg else module.rpartition(".")[0]
