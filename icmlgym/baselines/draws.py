@@ -15,7 +15,9 @@ are bit for bit equal (``tests/core/test_batched.py``).
   choice among ``n`` maxima is ``int(u * n)``; its probabilities differ from ``1/n`` by less
   than ``n / 2**53``.
 - :class:`BetaBlocks`: Beta(a, b) vectors as ``G_a / (G_a + G_b)``, each Gamma variate by
-  Marsaglia & Tsang's (2000) rejection method from a block of normals and uniforms:
+  Marsaglia & Tsang's (2000) rejection method from a block of normals and uniforms
+  (per generator, one ``standard_normal`` then one ``random`` call of shape
+  ``(steps, 2 * n_arms, 2)``; the ``a`` variates first, then the ``b``):
   two candidates (a normal and a uniform each) per variate per step, and a scalar
   continuation from the seed's generator for a variate whose candidates are both
   rejected (about 2e-3 of them at shape 1, fewer at larger shapes).
@@ -192,17 +194,18 @@ class BetaBlocks:
     """Beta(a, b) vectors for N generators at once, from per-generator blocks (see the module docstring).
 
     Set the shapes with :meth:`set_shapes` (all) or :meth:`set_arm` (one generator's arm,
-    after a pull), then :meth:`sample` draws one Beta vector per generator."""
+    after a pull), then :meth:`sample` draws one Beta vector per generator. ``whole``: test
+    every candidate of a step (the default for few generators) or only the first ones, both
+    where the squeeze fails (the default for many); the draws are the same either way."""
 
-    def __init__(self, rngs: Sequence[np.random.Generator], n_arms: int) -> None:
+    def __init__(self, rngs: Sequence[np.random.Generator], n_arms: int, whole: bool | None = None) -> None:
         self.rngs = list(rngs)
         self.k = int(n_arms)
         self.steps = beta_block_steps(self.k)
         n, m = len(self.rngs), 2 * int(n_arms)
-        # steps first, so that one step's numbers for all generators are contiguous
-        self.normals = np.empty((self.steps, n, m, ATTEMPTS))
-        self.uniforms = np.empty((self.steps, n, m, ATTEMPTS))
-        self.squeeze = np.empty((self.steps, n, m, ATTEMPTS), dtype=bool)
+        # generators first: each generator's block is contiguous, so it is drawn in place (``out=``)
+        self.normals = np.empty((n, self.steps, m, ATTEMPTS))
+        self.uniforms = np.empty((n, self.steps, m, ATTEMPTS))
         self.pos = self.steps
         self.shapes = np.ones((n, m))  # columns: the k "a" shapes, then the k "b" shapes
         self.d = np.empty((n, m))
@@ -210,7 +213,16 @@ class BetaBlocks:
         self._d3, self._c3 = self.d[..., None], self.c[..., None]
         # few generators (a single run): the log test on every candidate of a step, with no gathers, is cheaper
         # than on the few that need it; the accepted set is the same (the test is elementwise)
-        self._whole = n * m * ATTEMPTS <= _WHOLE_STEP
+        self._whole = n * m * ATTEMPTS <= _WHOLE_STEP if whole is None else bool(whole)
+        self._row_starts = np.arange(0, n * m, m)  # flat index of each generator's first shape
+        if self._whole:
+            self.squeeze = np.empty((n, self.steps, m, ATTEMPTS), dtype=bool)
+        else:  # many generators: the squeeze of the first candidates only; the rest are tested where reached
+            self.squeeze = np.empty((n, self.steps, m), dtype=bool)
+            # the blocks as rows of candidates, (n * steps * m, ATTEMPTS), and each variate's row at step 0
+            self._normal_rows = self.normals.reshape(-1, ATTEMPTS)
+            self._uniform_rows = self.uniforms.reshape(-1, ATTEMPTS)
+            self._first = (np.arange(n)[:, None] * (self.steps * m) + np.arange(m)).ravel()
         self._any_small = False
 
     def set_shapes(self, a: np.ndarray, b: np.ndarray) -> None:
@@ -238,8 +250,7 @@ class BetaBlocks:
         s = np.concatenate([a, b]).astype(np.float64, copy=False)
         if not (s > 0).all():
             raise ValueError(f"Beta shapes must be positive, got {s.tolist()}")
-        n, m = self.shapes.shape
-        flat = np.arange(0, n * m, m) + arms
+        flat = self._row_starts + arms
         flat = np.concatenate([flat, flat + self.k])  # the "a" then the "b" column of each generator
         small = s < 1.0
         if small.any():
@@ -252,15 +263,18 @@ class BetaBlocks:
         self.c.ravel()[flat] = 1.0 / np.sqrt(9.0 * d)
 
     def _refill(self) -> None:
-        shape = (self.steps, 2 * self.k, ATTEMPTS)
-        for i, rng in enumerate(self.rngs):  # per generator: normals, then uniforms
-            self.normals[:, i] = rng.standard_normal(shape)
-            self.uniforms[:, i] = rng.random(shape)
-        x2 = self.normals * self.normals
-        np.less(self.uniforms, 1.0 - _SQUEEZE * (x2 * x2), out=self.squeeze)  # u < 1 - 0.0331 x^4: accepted
-        if self._whole:  # the log test's terms that do not depend on the shapes, for the whole block
+        for i, rng in enumerate(self.rngs):  # per generator: normals, then uniforms (the stream of one call each)
+            rng.standard_normal(out=self.normals[i])
+            rng.random(out=self.uniforms[i])
+        if self._whole:  # the terms that do not depend on the shapes, for the whole block
+            x2 = self.normals * self.normals
+            np.less(self.uniforms, 1.0 - _SQUEEZE * (x2 * x2), out=self.squeeze)  # u < 1 - 0.0331 x^4: accepted
             self.log_u = np.log(self.uniforms)
             self.half_x2 = 0.5 * x2
+        else:
+            x = self.normals[..., 0]
+            x2 = x * x
+            np.less(self.uniforms[..., 0], 1.0 - _SQUEEZE * (x2 * x2), out=self.squeeze)
         self.pos = 0
 
     def sample(self) -> np.ndarray:
@@ -269,38 +283,7 @@ class BetaBlocks:
             self._refill()
         p = self.pos
         self.pos += 1
-        x = self.normals[p]
-        t = self._c3 * x
-        t += 1.0
-        v = t * t
-        v *= t
-        positive = t > 0.0
-        if self._whole:
-            # accepted: t > 0 and (squeeze or log u < x^2/2 + d (1 - v + log v)); log |v| keeps the masked
-            # candidates (t <= 0) finite, and every other candidate gets the same doubles as below
-            w = 1.0 - v
-            w += np.log(np.abs(v))
-            w *= self._d3
-            w += self.half_x2[p]
-            ok = np.less(self.log_u[p], w)
-            ok |= self.squeeze[p]
-            ok &= positive
-            rest = ()
-        else:
-            ok = positive & self.squeeze[p]
-            rest = np.flatnonzero(positive ^ ok)  # positive candidates the squeeze did not accept: the log test
-        if len(rest):
-            vr = v.ravel()[rest]
-            xr = x.ravel()[rest]
-            dr = self.d.ravel()[rest // ATTEMPTS]
-            ok.ravel()[rest] = np.log(self.uniforms[p].ravel()[rest]) < 0.5 * (xr * xr) + dr * (1.0 - vr + np.log(vr))
-        first = ok[..., 0]
-        g = np.where(first, v[..., 0], v[..., 1])  # the first accepted of the ATTEMPTS = 2 candidates
-        g *= self.d
-        found = first | ok[..., 1]
-        if not found.all():
-            for i, j in zip(*(m.tolist() for m in np.nonzero(~found))):  # generator by generator, arm by arm
-                g[i, j] = _gamma_scalar(self.rngs[i], float(self.d[i, j]), float(self.c[i, j]))
+        g = self._sample_whole(p) if self._whole else self._sample_first(p)
         if self._any_small:  # G(s) = G(s + 1) * U**(1/s), one uniform per small shape, generator by generator
             small = self.shapes < 1.0
             for i in np.flatnonzero(small.any(axis=1)).tolist():
@@ -308,6 +291,77 @@ class BetaBlocks:
                 g[i, cols] *= np.power(self.rngs[i].random(len(cols)), 1.0 / self.shapes[i, cols])
         ga = g[:, : self.k]
         return ga / (ga + g[:, self.k :])
+
+    def _sample_whole(self, p: int) -> np.ndarray:
+        """The Gamma variates of step ``p``, every candidate tested (few generators)."""
+        x = self.normals[:, p]
+        t = self._c3 * x
+        t += 1.0
+        v = t * t
+        v *= t
+        # accepted: t > 0 and (squeeze or log u < x^2/2 + d (1 - v + log v)); log |v| keeps the masked
+        # candidates (t <= 0) finite, and every other candidate gets the doubles of the gathered test
+        w = 1.0 - v
+        w += np.log(np.abs(v))
+        w *= self._d3
+        w += self.half_x2[:, p]
+        ok = np.less(self.log_u[:, p], w)
+        ok |= self.squeeze[:, p]
+        ok &= t > 0.0
+        first = ok[..., 0]
+        g = np.where(first, v[..., 0], v[..., 1])  # the first accepted of the ATTEMPTS = 2 candidates
+        g *= self.d
+        found = first | ok[..., 1]
+        if not found.all():
+            self._continue(g, np.flatnonzero(~found))
+        return g
+
+    def _sample_first(self, p: int) -> np.ndarray:
+        """The Gamma variates of step ``p`` from their first candidates, both tested in full only where the squeeze failed (many generators).
+
+        Every candidate gets the doubles :meth:`_sample_whole` gives it, so the accepted one is the same."""
+        t = self.c * self.normals[:, p, :, 0]
+        t += 1.0
+        v = t * t
+        v *= t
+        g = v * self.d
+        ok = t > 0.0
+        ok &= self.squeeze[:, p]
+        rest = np.flatnonzero(~ok)  # about 8% at shape 1
+        if not len(rest):
+            return g
+        at = self._first[rest]
+        at += p * self.shapes.shape[1]  # their rows of candidates at step p
+        x, u = self._normal_rows[at], self._uniform_rows[at]
+        dr = self.d.ravel()[rest]
+        t = self.c.ravel()[rest][:, None] * x
+        t += 1.0
+        v = t * t
+        v *= t
+        x2 = x * x
+        w = 1.0 - v
+        w += np.log(np.abs(v))
+        w *= dr[:, None]
+        w += 0.5 * x2
+        ok = np.less(np.log(u), w)
+        x2 *= x2
+        ok |= np.less(u, 1.0 - _SQUEEZE * x2)
+        ok &= t > 0.0
+        first = ok[:, 0]
+        pick = np.where(first, v[:, 0], v[:, 1])
+        pick *= dr
+        g.ravel()[rest] = pick
+        found = first | ok[:, 1]
+        if not found.all():
+            self._continue(g, rest[~found])
+        return g
+
+    def _continue(self, g: np.ndarray, flat: np.ndarray) -> None:
+        """The variates at ``flat`` (row-major indices into ``g``, ascending) continued from their generators, one by one."""
+        m = g.shape[1]
+        for f in flat.tolist():
+            i, j = divmod(f, m)
+            g[i, j] = _gamma_scalar(self.rngs[i], float(self.d[i, j]), float(self.c[i, j]))
 
 
 __all__ = ["ATTEMPTS", "BetaBlocks", "TIE_BLOCK", "UniformBlocks", "argmax_ties", "argmax_ties_lockstep", "beta_block_steps", "log_of", "pick_ties"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -58,6 +60,60 @@ def test_a_batch_draws_what_each_generator_draws_alone() -> None:
     # the generators end in the same state: every draw (blocks, continuations, boosts) was the same
     for i, one in enumerate(alone):
         assert one.rngs[0].bit_generator.state == batch.rngs[i].bit_generator.state
+
+
+def _reference_beta(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, block: list) -> np.ndarray:
+    """One Beta vector by the module docstring's recipe, one variate at a time in plain Python.
+
+    ``block`` holds the generator's current block: ``[normals, uniforms, step]``, each block one
+    ``standard_normal`` then one ``random`` call of shape ``(steps, 2 * n_arms, 2)``."""
+    k = len(a)
+    steps = draws.beta_block_steps(k)
+    if block[2] >= steps:
+        block[:] = [rng.standard_normal((steps, 2 * k, 2)), rng.random((steps, 2 * k, 2)), 0]
+    x, u, p = block[0][block[2]], block[1][block[2]], block[2]
+    block[2] = p + 1
+    g = np.empty(2 * k)
+    for j, s in enumerate(np.concatenate([a, b]).tolist()):
+        d = (s + 1.0 if s < 1.0 else s) - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * d)
+        for cand in range(2):
+            xi, ui = float(x[j, cand]), float(u[j, cand])
+            t = c * xi + 1.0
+            if t <= 0.0:
+                continue
+            v = t * t * t
+            if ui < 1.0 - 0.0331 * ((xi * xi) * (xi * xi)) or math.log(ui) < 0.5 * (xi * xi) + d * (1.0 - v + math.log(v)):
+                g[j] = v * d
+                break
+        else:
+            g[j] = draws._gamma_scalar(rng, d, c)
+    small = np.flatnonzero(np.concatenate([a, b]) < 1.0)
+    if len(small):
+        shapes = np.concatenate([a, b])
+        g[small] *= np.power(rng.random(len(small)), 1.0 / shapes[small])
+    return g[:k] / (g[:k] + g[k:])
+
+
+@pytest.mark.parametrize("n,k", [(1, 10), (6, 10), (64, 10), (40, 3)])
+def test_beta_blocks_draw_the_documented_stream(n: int, k: int) -> None:
+    """Single runs and batches (both code paths of ``sample``) against the recipe run variate by variate."""
+    rng = np.random.default_rng(7 + n)
+    a, b = rng.uniform(0.3, 4.0, (n, k)), rng.uniform(0.3, 4.0, (n, k))
+    blocks = BetaBlocks([np.random.default_rng(s) for s in range(n)], k)
+    assert blocks._whole == (n * 2 * k * draws.ATTEMPTS <= draws._WHOLE_STEP)
+    blocks.set_shapes(a, b)
+    ref_rngs = [np.random.default_rng(s) for s in range(n)]
+    ref_blocks = [[None, None, draws.beta_block_steps(k)] for _ in range(n)]
+    for step in range(2 * draws.beta_block_steps(k) + 5):  # two refills and a few steps
+        got = blocks.sample()
+        for i in range(n):
+            np.testing.assert_array_equal(got[i], _reference_beta(ref_rngs[i], a[i], b[i], ref_blocks[i]), err_msg=f"generator {i}, step {step}")
+        arms = rng.integers(0, k, n)
+        na, nb = rng.uniform(0.3, 4.0, n), rng.uniform(0.3, 4.0, n)
+        a[np.arange(n), arms], b[np.arange(n), arms] = na, nb
+        blocks.set_arms(arms, na, nb)
+    assert [r.bit_generator.state for r in ref_rngs] == [r.bit_generator.state for r in blocks.rngs]
 
 
 def test_bad_shapes_are_refused() -> None:
@@ -135,9 +191,8 @@ def test_whole_step_log_test_draws_what_the_gathered_one_does() -> None:
     """A single run's BetaBlocks runs the log test on every candidate of a step; a batch's on the few that need it."""
     for seed in range(4):
         rng = np.random.default_rng(100 + seed)
-        whole, gathered = BetaBlocks([np.random.default_rng(seed)], 7), BetaBlocks([np.random.default_rng(seed)], 7)
-        assert whole._whole
-        gathered._whole = False
+        whole, gathered = BetaBlocks([np.random.default_rng(seed)], 7), BetaBlocks([np.random.default_rng(seed)], 7, whole=False)
+        assert whole._whole and not gathered._whole
         a, b = rng.uniform(0.2, 30, (1, 7)), rng.uniform(0.2, 30, (1, 7))
         for blocks in (whole, gathered):
             blocks.set_shapes(a, b)
